@@ -1,0 +1,47 @@
+# benchyard: `make demo` and `make test` each set up everything they need on a fresh machine.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DEMO_DB ?= sqlite:///.benchyard/demo.db
+PG_TEST_URL ?= postgresql://root@127.0.0.1:5432/test
+
+.PHONY: setup demo test test-sqlite test-postgres lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+setup: $(STAMP)
+
+demo: setup
+	$(BIN)/benchyard verify starter
+	$(BIN)/benchyard run starter --agent-cmd '$(PYTHON) examples/agents/rules_agent.py' --db $(DEMO_DB) -j 8
+	$(BIN)/benchyard run starter --agent oracle --db $(DEMO_DB)
+	$(BIN)/benchyard report latest~1 latest --format md --db $(DEMO_DB)
+
+test: setup
+	bash scripts/ensure-services.sh
+	$(MAKE) --no-print-directory test-sqlite test-postgres
+
+test-sqlite: setup
+	@echo "== test suite against SQLite"
+	BENCHYARD_TEST_DB=sqlite $(BIN)/pytest
+
+test-postgres: setup
+	@echo "== test suite against PostgreSQL"
+	BENCHYARD_TEST_DB=$(PG_TEST_URL) $(BIN)/pytest
+
+lint: setup
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+	$(BIN)/mypy
+
+bench: setup
+	$(BIN)/python bench/overhead.py
+	$(BIN)/python bench/concurrency.py
+
+clean:
+	rm -rf $(VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,3 @@
+from benchyard.cli.app import main
+
+main()

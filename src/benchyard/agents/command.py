@@ -1,0 +1,225 @@
+"""The command agent: any shell command, speaking the protocol in docs/agent-protocol.md."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.trajectory import Event, message
+from benchyard.runner.workdir import IO_FILES, io_file
+from benchyard.sandbox.process import ProcessOutcome, run_command
+
+EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
+EXIT_NOT_RUNNABLE = (126, 127)  # the shell could not find or execute the command
+TRAJECTORY_READ_CAP = 8 * 1024 * 1024
+STDERR_TAIL_CHARS = 300
+
+
+class CommandAgentConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: str = "command"
+    command: str = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+
+
+class CommandAgent:
+    needs_workdir = True
+
+    def __init__(self, name: str, config: CommandAgentConfig) -> None:
+        self.name = name
+        self.config = config
+
+    def describe(self) -> dict[str, Any]:
+        return self.config.model_dump()
+
+    async def run(self, task: AgentTask) -> AgentResult:
+        assert task.workdir is not None and task.io_prefix is not None
+        deadline = time.monotonic() + task.timeout_sec
+        result = AgentResult()
+        conversation = _opening_messages(task)
+        trajectory_offset = 0
+        for turn_number, user_text in enumerate(task.scenario.stimulus.turns, start=1):
+            conversation.append({"role": "user", "content": user_text})
+            result.trajectory.append(message("user", user_text))
+            files = _write_turn_files(task.io_prefix, user_text, conversation)
+            outcome = await run_command(
+                ["/bin/sh", "-c", self.config.command],
+                cwd=task.workdir,
+                env=self._environment(task, turn_number, files),
+                timeout_sec=max(deadline - time.monotonic(), 0.001),
+                output_cap_bytes=task.output_cap_bytes,
+            )
+            _append_output(result, outcome)
+            trajectory_offset = _read_agent_events(
+                files["trajectory"], trajectory_offset, result.trajectory
+            )
+            _raise_on_failure(outcome, task, result)
+            answer = _answer(files["output"], outcome, task.output_cap_bytes)
+            result.answers.append(answer)
+            result.trajectory.append(message("assistant", answer))
+            conversation.append({"role": "assistant", "content": answer})
+        result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))
+        return result
+
+    def _environment(self, task: AgentTask, turn: int, files: dict[str, Path]) -> dict[str, str]:
+        return {
+            **os.environ,
+            **self.config.env,
+            "BENCHYARD_INSTRUCTION_FILE": str(files["instruction"]),
+            "BENCHYARD_MESSAGES_FILE": str(files["messages"]),
+            "BENCHYARD_TRAJECTORY_FILE": str(files["trajectory"]),
+            "BENCHYARD_OUTPUT_FILE": str(files["output"]),
+            "BENCHYARD_SCENARIO_ID": task.scenario.id,
+            "BENCHYARD_ATTEMPT_ID": task.attempt_id,
+            "BENCHYARD_TURN": str(turn),
+            "BENCHYARD_WORKDIR": str(task.workdir),
+        }
+
+
+_WORD = re.compile(r"(?<!\S)[^\s;|&()<>'\"$`=]+(?=$|[\s;|&)])")
+
+
+def anchor_relative_paths(command: str, base: Path) -> str:
+    """Make words of `command` that name existing files under `base` absolute.
+
+    The agent runs with its workdir as cwd, so `python3 agents/mine.py`, written from the project
+    directory, would otherwise not find its script.
+    """
+
+    def anchored(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if word.startswith(("/", "-")) or not ("/" in word or "." in word):
+            return word
+        candidate = base / word
+        return shlex.quote(str(candidate.resolve())) if candidate.exists() else word
+
+    return _WORD.sub(anchored, command)
+
+
+def _opening_messages(task: AgentTask) -> list[dict[str, str]]:
+    system = task.scenario.stimulus.system
+    return [{"role": "system", "content": system}] if system else []
+
+
+def _write_turn_files(
+    prefix: Path, user_text: str, conversation: list[dict[str, str]]
+) -> dict[str, Path]:
+    """Write this turn's input files; the trajectory and output files are the agent's to create."""
+    files = {name.split(".")[0]: io_file(prefix, name) for name in IO_FILES}
+    files["instruction"].write_text(user_text, encoding="utf-8")
+    files["messages"].write_text(json.dumps(conversation, ensure_ascii=False), encoding="utf-8")
+    files["output"].unlink(
+        missing_ok=True
+    )  # an answer file left by an earlier turn is not this turn's
+    return files
+
+
+def _append_output(result: AgentResult, outcome: ProcessOutcome) -> None:
+    for captured, data, dropped in (
+        (result.stdout, outcome.stdout, outcome.stdout_dropped),
+        (result.stderr, outcome.stderr, outcome.stderr_dropped),
+    ):
+        captured.text += data.decode("utf-8", errors="replace")
+        captured.dropped_bytes += dropped
+
+
+def _read_agent_events(path: Path, offset: int, into: list[Event]) -> int:
+    """Append the events the agent wrote since `offset`; malformed lines become error events."""
+    try:
+        with path.open("rb") as handle:
+            handle.seek(offset)
+            data = handle.read(TRAJECTORY_READ_CAP)
+    except OSError:
+        return offset
+    for number, line in enumerate(data.splitlines(), start=1):
+        if line.strip():
+            into.append(_parse_event(line, number))
+    return offset + len(data)
+
+
+def _parse_event(line: bytes, number: int) -> Event:
+    try:
+        raw = json.loads(line)
+        if not isinstance(raw, dict) or not isinstance(raw.get("content", ""), str):
+            raise ValueError("expected an object with a text 'content'")
+        return Event(
+            kind=str(raw.get("kind", "log")),
+            role=raw.get("role") if isinstance(raw.get("role"), str) else None,
+            content=raw.get("content", ""),
+            tokens_in=_int_or_none(raw.get("tokens_in")),
+            tokens_out=_int_or_none(raw.get("tokens_out")),
+            cost_usd=_float_or_none(raw.get("cost_usd")),
+            data={"source": "agent"},
+        )
+    except ValueError as error:
+        excerpt = line[:120].decode("utf-8", errors="replace")
+        return Event(
+            kind="error", content=f"unreadable trajectory line {number}: {error}: {excerpt}"
+        )
+
+
+def _agent_reported_turns(trajectory: list[Event]) -> int:
+    """Model calls the agent logged itself (assistant messages it appended to its trajectory)."""
+    return sum(
+        1
+        for e in trajectory
+        if e.role == "assistant" and e.data and e.data.get("source") == "agent"
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+def _float_or_none(value: Any) -> float | None:
+    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
+    return float(value) if ok else None
+
+
+def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentResult) -> None:
+    if outcome.timed_out:
+        raise AttemptFailure(
+            FailureKind.AGENT_TIMEOUT,
+            f"timed out after {task.timeout_sec:g}s; process tree killed",
+            result,
+        )
+    code = outcome.returncode
+    if code == 0:
+        return
+    tail = outcome.stderr.decode("utf-8", errors="replace").strip()[-STDERR_TAIL_CHARS:]
+    detail = f": {tail}" if tail else ""
+    if code == EXIT_TEMPFAIL:
+        raise AttemptFailure(
+            FailureKind.AGENT_TEMPFAIL,
+            f"agent reported a transient fault (exit 75){detail}",
+            result,
+        )
+    if code in EXIT_NOT_RUNNABLE:
+        raise AttemptFailure(
+            FailureKind.AGENT_START, f"agent command could not run (exit {code}){detail}", result
+        )
+    reason = (
+        f"killed by signal {-code}" if code is not None and code < 0 else f"exited with code {code}"
+    )
+    raise AttemptFailure(FailureKind.AGENT_CRASH, f"agent {reason}{detail}", result)
+
+
+def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
+    """The output file when the agent wrote one, else stdout; trailing whitespace dropped."""
+    try:
+        with output_file.open("rb") as handle:
+            written = handle.read(cap)
+    except OSError:
+        written = b""
+    data = written if written.strip() else outcome.stdout
+    return data.decode("utf-8", errors="replace").rstrip()

@@ -1,0 +1,58 @@
+"""Registry of agent kinds. Built-ins: `command`, `oracle`; other packages add kinds through the
+`benchyard.agents` entry-point group (each entry point is a factory `(name, config) -> Agent`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from importlib.metadata import entry_points
+from typing import Any
+
+from pydantic import ValidationError
+
+from benchyard.agents.base import Agent
+from benchyard.errors import BenchyardError
+
+ENTRY_POINT_GROUP = "benchyard.agents"
+AgentFactory = Callable[[str, dict[str, Any]], Agent]
+
+
+class AgentConfigError(BenchyardError):
+    """An agent declared in benchyard.yaml, or asked for on the command line, is not usable."""
+
+
+def _command(name: str, config: dict[str, Any]) -> Agent:
+    from benchyard.agents.command import CommandAgent, CommandAgentConfig
+
+    return CommandAgent(name, CommandAgentConfig.model_validate(config))
+
+
+def _oracle(name: str, config: dict[str, Any]) -> Agent:
+    from benchyard.agents.oracle import OracleAgent
+
+    return OracleAgent(name)
+
+
+BUILTIN_KINDS: dict[str, AgentFactory] = {"command": _command, "oracle": _oracle}
+
+
+def agent_kinds() -> dict[str, AgentFactory]:
+    kinds = dict(BUILTIN_KINDS)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        kinds.setdefault(entry.name, entry.load())
+    return kinds
+
+
+def build_agent(name: str, config: dict[str, Any]) -> Agent:
+    kind = str(config.get("kind", "command"))
+    factory = BUILTIN_KINDS.get(kind) or agent_kinds().get(kind)
+    if factory is None:
+        known = ", ".join(sorted(agent_kinds()))
+        raise AgentConfigError(f"agent '{name}': unknown kind '{kind}' (known: {known})")
+    try:
+        return factory(name, config)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in item['loc']) or 'config'}: {item['msg']}"
+            for item in error.errors()
+        )
+        raise AgentConfigError(f"agent '{name}': {problems}") from None

@@ -1,0 +1,58 @@
+"""JSON in an answer: read from the whole answer or its first ```json fence; JSON type names."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from benchyard.checks.answer_text import fenced_blocks, quote
+
+JSON_FENCE_LANGUAGES = frozenset({"json", ""})
+
+
+class NotJson(ValueError):
+    """The answer holds no JSON document; the message says why, for a check's reason."""
+
+
+def parse_answer_json(answer: str, allow_fence: bool = True) -> Any:
+    """The JSON value the answer holds, or NotJson: the stripped answer, else its JSON fence."""
+    try:
+        return json.loads(answer.strip())
+    except json.JSONDecodeError as whole_error:
+        if not allow_fence:
+            raise _not_json(answer, whole_error) from None
+        block = next((b for b in fenced_blocks(answer) if b.language in JSON_FENCE_LANGUAGES), None)
+        if block is None:
+            raise _not_json(answer, whole_error) from None
+        try:
+            return json.loads(block.body)
+        except json.JSONDecodeError as fence_error:
+            raise NotJson(f"the ```json block is not valid JSON ({fence_error})") from None
+
+
+def is_number(value: Any) -> bool:
+    """A JSON number: an int or a float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def json_type_name(value: Any) -> str:
+    """The most specific JSON Schema type of a parsed value: "integer" for 3 and 3.0."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if is_number(value):
+        return "integer" if isinstance(value, int) or value.is_integer() else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def json_types(value: Any) -> frozenset[str]:
+    """Every JSON Schema type `value` has (an integer is also a number)."""
+    name = json_type_name(value)
+    return frozenset({name, "number"} if name == "integer" else {name})
+
+
+def _not_json(answer: str, error: json.JSONDecodeError) -> NotJson:
+    return NotJson(f"answer is not valid JSON ({error}): {quote(answer.strip())}")

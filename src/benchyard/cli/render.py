@@ -1,0 +1,149 @@
+"""Printing runs, attempts and reports to the terminal. Agent output is printed as plain text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from benchyard.report.model import RunReport
+from benchyard.report.render import shorten, to_rich
+from benchyard.store.records import AttemptRecord, RunRecord
+from benchyard.store.store import Store
+
+VERDICT_STYLES = {"passed": "green", "failed": "red", "timeout": "yellow", "error": "magenta"}
+
+
+def _console(path: Path | None = None) -> Console:
+    if path is not None:
+        return Console(file=path.open("w", encoding="utf-8"), width=120, no_color=True)
+    return Console(highlight=False)
+
+
+def print_report(report: RunReport, path: Path | None = None) -> None:
+    console = _console(path)
+    for renderable in to_rich(report):
+        console.print(renderable)
+
+
+def _commit(run: RunRecord) -> str:
+    if run.agent_commit is None:
+        return "—"
+    return run.agent_commit[:10] + ("+dirty" if run.agent_dirty else "")
+
+
+def print_runs(store: Store, runs: list[RunRecord]) -> None:
+    table = Table()
+    for column in (
+        "run",
+        "started",
+        "benchmark",
+        "agent",
+        "commit",
+        "status",
+        "attempts",
+        "passed",
+        "parent",
+    ):
+        table.add_column(column)
+    for run in runs:
+        attempts = store.attempts(run.id)
+        passed = sum(1 for a in attempts if a.verdict == "passed")
+        table.add_row(
+            run.id[:8],
+            run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
+            Text(f"{run.benchmark_name} {run.benchmark_version}"),
+            Text(run.agent_name),
+            _commit(run),
+            run.status,
+            f"{len(attempts)}/{run.planned_attempts}",
+            str(passed),
+            (run.parent_run_id or "")[:8],
+        )
+    _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")
+
+
+def print_run(store: Store, run: RunRecord) -> None:
+    console = _console()
+    console.print(
+        Text(
+            f"run {run.id} ({run.status})\n"
+            f"benchmark {run.benchmark_name} {run.benchmark_version} {run.benchmark_hash}\n"
+            f"  at {run.benchmark_path}\n"
+            f"agent {run.agent_name} {run.agent_config}\n"
+            f"commit {_commit(run)} in {run.agent_repo or '(not a git repository)'}\n"
+            f"settings {run.settings}\n"
+            f"benchyard {run.benchyard_version} on {run.host}; started {run.started_at:%Y-%m-%d %H:%M:%S}, "
+            f"finished {run.finished_at:%Y-%m-%d %H:%M:%S}"
+            if run.finished_at
+            else f"run {run.id} ({run.status}), started {run.started_at:%Y-%m-%d %H:%M:%S}, not finished"
+        )
+    )
+    table = Table()
+    for column in ("scenario", "epoch", "try", "verdict", "score", "turns", "sec", "cause"):
+        table.add_column(column, overflow="fold")
+    for attempt in store.attempts(run.id, include_superseded=True):
+        table.add_row(
+            Text(attempt.scenario_id),
+            str(attempt.epoch),
+            f"{attempt.try_number}" + (" (retried)" if attempt.superseded else ""),
+            Text(attempt.verdict, style=VERDICT_STYLES.get(attempt.verdict, "")),
+            f"{attempt.score:.2f}",
+            str(attempt.turns),
+            f"{attempt.duration_sec:.2f}",
+            Text(shorten(attempt.cause or "", 100)),
+        )
+    console.print(table)
+
+
+def print_scenario_attempts(store: Store, run: RunRecord, scenario_id: str) -> None:
+    attempts = store.attempts(
+        run.id, include_superseded=True, with_trajectory=True, scenario_id=scenario_id
+    )
+    console = _console()
+    if not attempts:
+        console.print(Text(f"run {run.id[:8]} has no attempt of scenario '{scenario_id}'"))
+        return
+    for attempt in attempts:
+        _print_attempt(console, attempt)
+
+
+def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
+    retried = " — superseded by a retry" if attempt.superseded else ""
+    console.rule(
+        Text(f"{attempt.scenario_id} epoch {attempt.epoch} try {attempt.try_number}{retried}")
+    )
+    console.print(
+        Text(
+            f"verdict {attempt.verdict}  score {attempt.score:.2f}  turns {attempt.turns}  "
+            f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}",
+            style=VERDICT_STYLES.get(attempt.verdict, ""),
+        )
+    )
+    if attempt.cause:
+        console.print(Text(f"cause: {attempt.cause}"))
+    for check in attempt.checks:
+        mark = "✓" if check.passed else "✗"
+        console.print(Text(f"  {mark} {check.label} (weight {check.weight:g}): {check.reason}"))
+    console.print(Text("trajectory:", style="bold"))
+    for event in attempt.trajectory or []:
+        who = event.role or event.kind
+        tokens = (
+            f" [{event.tokens_in or 0}/{event.tokens_out or 0} tok]"
+            if event.tokens_in or event.tokens_out
+            else ""
+        )
+        console.print(Text(f"  {event.kind:<11} {who:<9}{tokens} {shorten(event.content, 400)}"))
+    for name, text, dropped in (
+        ("stdout", attempt.stdout, attempt.stdout_dropped_bytes),
+        ("stderr", attempt.stderr, attempt.stderr_dropped_bytes),
+    ):
+        if text or dropped:
+            console.print(Text(f"{name}:", style="bold"))
+            console.print(Text(shorten(text or "", 2000)))
+            if dropped:
+                console.print(
+                    Text(f"[{name} capped: {dropped} more bytes dropped]", style="yellow")
+                )

@@ -1,0 +1,78 @@
+"""The project configuration, `benchyard.yaml`: the store to use and the agents a team runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from benchyard.spec.problems import BenchmarkInvalid
+
+CONFIG_FILE = "benchyard.yaml"
+
+
+class ProjectConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    db: str | None = Field(default=None, description="SQLAlchemy URL of the store.")
+    agents: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Agents by name.")
+    base_dir: Path = Field(
+        default_factory=Path.cwd, exclude=True, description="Where benchyard.yaml is."
+    )
+
+
+def find_config(start: Path | None = None) -> Path | None:
+    """benchyard.yaml in `start` or the nearest parent directory holding one."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / CONFIG_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def load_config(path: Path | None) -> ProjectConfig:
+    """Parse benchyard.yaml; problems are raised as BenchmarkInvalid with file, line and field."""
+    if path is None:
+        return ProjectConfig()
+    from benchyard.spec.loader import ProblemCollector
+    from benchyard.spec.source_files import SpecSyntaxError, read_yaml
+
+    collector = ProblemCollector(path.parent)
+    try:
+        located = read_yaml(path)
+    except SpecSyntaxError as error:
+        collector.add(path, error.line, (), error.message)
+        raise BenchmarkInvalid(collector.problems) from None
+    if located.data is None:
+        return ProjectConfig(base_dir=path.parent)
+    if not isinstance(located.data, dict):
+        collector.add(path, located.line, (), "expected a mapping with 'db' and 'agents'")
+        raise BenchmarkInvalid(collector.problems)
+    try:
+        return ProjectConfig.model_validate({**located.data, "base_dir": path.parent})
+    except ValidationError as error:
+        collector.validation_errors(path, located, error)
+        raise BenchmarkInvalid(collector.problems) from None
+
+
+STARTER_CONFIG = """\
+# benchyard project configuration. See docs/agent-protocol.md for the command-agent protocol.
+# db: sqlite:///.benchyard/benchyard.db        # or postgresql://user@host/db; BENCHYARD_DB overrides
+agents:
+  # `benchyard run starter --agent example` runs this command once per user turn.
+  example:
+    kind: command
+    command: python3 agent.py
+    env: {}
+  # `--agent oracle` always exists: it replays each scenario's reference.
+"""
+
+STARTER_AGENT = '''\
+"""A minimal command agent: reads the current user turn, answers on stdout."""
+import os
+
+question = open(os.environ["BENCHYARD_INSTRUCTION_FILE"], encoding="utf-8").read()
+print("I do not know yet: " + question[:60])
+'''

@@ -1,0 +1,61 @@
+"""What a failure means, decided in one table: retried?, graded?, counted in the score?, which verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from benchyard.agents.base import AgentResult
+
+
+class FailureKind(StrEnum):
+    SANDBOX_START = "sandbox_start"  # the sandbox or workdir could not be prepared
+    AGENT_START = (
+        "agent_start"  # the agent command could not be started (not found, not executable)
+    )
+    AGENT_TEMPFAIL = "agent_tempfail"  # the agent reported a transient fault of its own (exit 75)
+    AGENT_TIMEOUT = "agent_timeout"  # the attempt ran past its wall-clock limit
+    AGENT_CRASH = "agent_crash"  # the agent exited non-zero
+    MAX_TURNS = "max_turns"  # the agent used more turns than allowed
+    MISSING_REFERENCE = "missing_reference"  # the oracle was asked for a scenario with no reference
+    CHECK_ERROR = "check_error"  # a check could not be evaluated (not the answer's fault)
+    HARNESS_ERROR = "harness_error"  # a bug or unexpected fault inside benchyard
+
+
+@dataclass(frozen=True)
+class Policy:
+    retry: bool
+    grade: bool
+    counts: bool  # does the verdict count in accuracy (False: shown apart as an error)
+    verdict: str
+
+
+POLICIES: dict[FailureKind, Policy] = {
+    FailureKind.SANDBOX_START: Policy(retry=True, grade=False, counts=False, verdict="error"),
+    FailureKind.AGENT_START: Policy(retry=False, grade=False, counts=False, verdict="error"),
+    FailureKind.AGENT_TEMPFAIL: Policy(retry=True, grade=False, counts=False, verdict="error"),
+    FailureKind.AGENT_TIMEOUT: Policy(retry=False, grade=False, counts=True, verdict="timeout"),
+    FailureKind.AGENT_CRASH: Policy(retry=False, grade=False, counts=True, verdict="failed"),
+    FailureKind.MAX_TURNS: Policy(retry=False, grade=False, counts=True, verdict="failed"),
+    FailureKind.MISSING_REFERENCE: Policy(retry=False, grade=False, counts=False, verdict="error"),
+    FailureKind.CHECK_ERROR: Policy(retry=True, grade=False, counts=False, verdict="error"),
+    FailureKind.HARNESS_ERROR: Policy(retry=False, grade=False, counts=False, verdict="error"),
+}
+
+COUNTED_VERDICTS = frozenset({"passed", "failed", "timeout"})
+
+
+class AttemptFailure(Exception):
+    """Raised by agents, sandboxes and checks; the runner looks its kind up in POLICIES."""
+
+    def __init__(self, kind: FailureKind, message: str, partial: AgentResult | None = None) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.partial = partial
+
+    @property
+    def policy(self) -> Policy:
+        return POLICIES[self.kind]

@@ -1,0 +1,107 @@
+"""Turning an agent's answers into check results, a score and a verdict."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
+from benchyard.checks.registry import CheckType, get_check_type
+from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.trajectory import Event
+from benchyard.spec.models import CheckSpec, Scenario
+from benchyard.store.records import CheckRecord
+
+
+@dataclass(frozen=True)
+class Grade:
+    passed: bool
+    score: float
+    checks: list[CheckRecord]
+    cause: str | None
+
+
+_params_cache: dict[int, tuple[CheckSpec, CheckType, CheckParams]] = {}
+
+
+def _prepared(spec: CheckSpec) -> tuple[CheckType, CheckParams]:
+    """The check type and validated parameters of a spec, validated once per spec object."""
+    cached = _params_cache.get(id(spec))
+    if cached is None or cached[0] is not spec:
+        check_type = get_check_type(spec.type)
+        if check_type is None:
+            raise AttemptFailure(
+                FailureKind.HARNESS_ERROR, f"check type '{spec.type}' is not installed"
+            )
+        cached = (spec, check_type, check_type.params.model_validate(spec.params))
+        _params_cache[id(spec)] = cached
+    return cached[1], cached[2]
+
+
+def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
+    check_type, params = _prepared(spec)
+    try:
+        result = check_type.evaluate(params, evidence)
+    except CheckFailedToRun as error:
+        raise AttemptFailure(
+            FailureKind.CHECK_ERROR, f"check {spec.label} could not run: {error}"
+        ) from error
+    except Exception as error:  # a bug in a check must not take the run down
+        raise AttemptFailure(
+            FailureKind.HARNESS_ERROR, f"check {spec.label} raised {type(error).__name__}: {error}"
+        ) from error
+    if spec.negate:
+        return CheckResult(not result.passed, 1.0 - result.score, f"negated: {result.reason}")
+    return result
+
+
+def grade(
+    scenario: Scenario, answers: list[str], trajectory: list[Event], workdir: Path | None
+) -> Grade:
+    records = []
+    for position, spec in enumerate(scenario.checks):
+        answer = (
+            answers[spec.turn - 1]
+            if spec.turn and spec.turn <= len(answers)
+            else (answers or [""])[-1]
+        )
+        evidence = Evidence(
+            answer=answer,
+            scenario=scenario,
+            answers=answers,
+            trajectory=trajectory,
+            workdir=workdir,
+        )
+        result = run_check(spec, evidence)
+        records.append(
+            CheckRecord(
+                position,
+                spec.type,
+                spec.label,
+                result.passed,
+                result.score,
+                spec.weight,
+                result.reason,
+            )
+        )
+    return _combine(scenario, records)
+
+
+def _combine(scenario: Scenario, records: list[CheckRecord]) -> Grade:
+    total_weight = sum(record.weight for record in records)
+    score = (sum(r.score * r.weight for r in records) / total_weight) if total_weight else 1.0
+    counted = [record for record in records if record.weight > 0]
+    if scenario.threshold is not None:
+        passed = score >= scenario.threshold
+    else:
+        passed = all(record.passed for record in counted)
+    failing = [record for record in counted if not record.passed]
+    cause = None
+    if not passed:
+        cause = (
+            "; ".join(f"{r.label}: {r.reason}" for r in failing)
+            or f"score {score:.2f} below threshold"
+        )
+        if scenario.threshold is not None:
+            cause = f"score {score:.2f} < threshold {scenario.threshold:g}: {cause}"
+    return Grade(passed, round(score, 6), records, cause)

@@ -1,0 +1,54 @@
+"""Trajectory events: the timestamped record of what happened in an attempt."""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+EventKind = str  # "message" | "tool_call" | "tool_result" | "error" | "log"
+
+
+@dataclass
+class Event:
+    kind: EventKind
+    content: str = ""
+    role: str | None = None
+    ts: float = field(default_factory=time.time)
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    data: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value is not None}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> Event:
+        known = {name: raw[name] for name in cls.__dataclass_fields__ if name in raw}
+        return cls(**known)
+
+
+def message(role: str, content: str, **extra: Any) -> Event:
+    return Event(kind="message", role=role, content=content, **extra)
+
+
+def encode(events: list[Event]) -> bytes:
+    """Compress a trajectory for the store."""
+    return zlib.compress(json.dumps([event.to_dict() for event in events]).encode(), 6)
+
+
+def decode(blob: bytes | None) -> list[Event]:
+    if not blob:
+        return []
+    return [Event.from_dict(raw) for raw in json.loads(zlib.decompress(blob))]
+
+
+def token_totals(events: list[Event]) -> tuple[int, int, float | None]:
+    """Tokens in, tokens out and cost over the events (cost None when no event knew it)."""
+    tokens_in = sum(event.tokens_in or 0 for event in events)
+    tokens_out = sum(event.tokens_out or 0 for event in events)
+    costs = [event.cost_usd for event in events if event.cost_usd is not None]
+    return tokens_in, tokens_out, (sum(costs) if costs else None)

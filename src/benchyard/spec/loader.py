@@ -1,0 +1,514 @@
+"""Loading a benchmark directory into a validated `Benchmark`, collecting every problem at once."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, ValidationError
+
+from benchyard.spec.hashing import content_hash
+from benchyard.spec.models import (
+    COMMON_CHECK_KEYS,
+    DEFER_TURN_CHECKS,
+    BenchmarkManifest,
+    Limits,
+    Scenario,
+)
+from benchyard.spec.problems import BenchmarkInvalid, Problem, format_field
+from benchyard.spec.source_files import Located, SpecSyntaxError, read_jsonl, read_yaml
+
+MANIFEST = "benchmark.yaml"
+DEFAULT_TIMEOUT_SEC = 60.0
+DEFAULT_MAX_TURNS = 10
+
+
+@dataclass(frozen=True)
+class Location:
+    file: Path
+    line: int
+
+
+@dataclass
+class Benchmark:
+    root: Path
+    manifest: BenchmarkManifest
+    scenarios: list[Scenario]
+    content_hash: str
+    locations: dict[str, Location] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    def limits_for(self, scenario: Scenario) -> Limits:
+        """The scenario's limits, falling back to the benchmark's defaults, then benchyard's."""
+        defaults = self.manifest.defaults
+        return Limits(
+            timeout_sec=scenario.limits.timeout_sec or defaults.timeout_sec or DEFAULT_TIMEOUT_SEC,
+            max_turns=scenario.limits.max_turns or defaults.max_turns or DEFAULT_MAX_TURNS,
+        )
+
+    def scenario_dir(self, scenario: Scenario) -> Path:
+        return self.locations[scenario.id].file.parent
+
+
+class ProblemCollector:
+    """Gathers problems for one benchmark, with paths relative to its root."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.problems: list[Problem] = []
+
+    def add(self, file: Path, line: int | None, path: tuple[str | int, ...], message: str) -> None:
+        self.problems.append(Problem(self._relative(file), line, format_field(path), message))
+
+    def _relative(self, file: Path) -> str:
+        try:
+            return file.relative_to(self.root).as_posix()
+        except ValueError:
+            return str(file)
+
+    def validation_errors(
+        self,
+        file: Path,
+        located: Located,
+        error: ValidationError,
+        prefix: tuple[str | int, ...] = (),
+        model: type[BaseModel] | None = None,
+        extra_fields: Iterable[str] = (),
+    ) -> None:
+        """One problem per field that failed. With `model` (the model validated), an unknown
+        field suggests the closest known one of its mapping, or of `extra_fields`."""
+        by_path: dict[tuple[str | int, ...], list[Any]] = {}
+        for item in error.errors():
+            by_path.setdefault(_data_path(located.data, prefix, item["loc"]), []).append(item)
+        for relative, items in by_path.items():
+            if any(other[: len(relative)] == relative for other in by_path if other != relative):
+                continue  # a union member's complaint about the whole: the deeper one is clearer
+            path = prefix + relative
+            message = _message(items)
+            if items[0]["type"] == "extra_forbidden" and model is not None and relative:
+                known = [*_field_names(_model_at(model, relative[:-1])), *extra_fields]
+                message += _did_you_mean(str(relative[-1]), known)
+            self.add(file, located.line_of(path), path, message)
+
+
+def _data_path(
+    data: Any, prefix: tuple[str | int, ...], loc: Iterable[Any]
+) -> tuple[str | int, ...]:
+    """Keep only the parts of a pydantic error location that name real keys or indexes in `data`."""
+    node = data
+    for part in prefix:
+        node = node[part] if _has(node, part) else None
+    path: list[str | int] = []
+    for part in loc:
+        if _has(node, part):
+            node = node[part]
+            path.append(part)
+        elif (
+            isinstance(node, dict)
+            and isinstance(part, str)
+            and part.isidentifier()
+            and "[" not in part
+        ):
+            path.append(part)  # a missing key: name it, there is nothing deeper
+            node = None
+    return tuple(path)
+
+
+def _has(node: Any, part: Any) -> bool:
+    if isinstance(node, dict):
+        return part in node
+    if isinstance(node, list):
+        return isinstance(part, int) and 0 <= part < len(node)
+    return False
+
+
+# What a type error expected, in the words of a YAML author.
+_EXPECTED = {
+    "string_type": "text",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "int_from_float": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+}
+_BOUNDS = {
+    "greater_than": ("gt", "greater than"),
+    "greater_than_equal": ("ge", "at least"),
+    "less_than": ("lt", "less than"),
+    "less_than_equal": ("le", "at most"),
+}
+
+
+def _message(items: list[Any]) -> str:
+    """The errors pydantic gave for one field, said plainly, with what was found there."""
+    item = items[0]
+    kind, context, found = item["type"], item.get("ctx") or {}, _found(item.get("input"))
+    expected = [_EXPECTED[each["type"]] for each in items if each["type"] in _EXPECTED]
+    if kind == "missing":
+        return "required field is missing"
+    if kind == "extra_forbidden":
+        return "unknown field"
+    if expected and len(expected) == len(items):  # several when a union's members all failed
+        return f"expected {' or '.join(dict.fromkeys(expected))}, found {found}"
+    if kind == "literal_error":
+        return f"expected {context['expected']}, found {found}"
+    if kind in _BOUNDS:
+        key, words = _BOUNDS[kind]
+        bound = context[key]
+        shown = int(bound) if isinstance(bound, float) and bound.is_integer() else bound
+        return f"must be {words} {shown}, found {found}"
+    if kind in ("too_short", "string_too_short"):
+        least = context.get("min_length", 1)
+        unit = "characters" if kind == "string_too_short" else "items"
+        return "must not be empty" if least == 1 else f"needs at least {least} {unit}"
+    if kind == "string_pattern_mismatch":
+        return f"{_clip(repr(item.get('input')))} does not match the pattern {context['pattern']}"
+    if kind == "finite_number":
+        return f"expected a finite number, found {found}"
+    return str(item["msg"]).removeprefix("Value error, ")
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, str):
+        return f"text {_clip(repr(value))}"
+    if isinstance(value, bool) or value is None:
+        return "true" if value is True else "false" if value is False else "null"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return _clip(repr(value))
+
+
+def _clip(text: str, limit: int = 60) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    hint = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean '{hint[0]}'?)" if hint else ""
+
+
+def _field_names(model: type[BaseModel] | None) -> list[str]:
+    if model is None:
+        return []
+    return [info.alias or name for name, info in model.model_fields.items()]
+
+
+def _model_at(model: type[BaseModel], path: tuple[str | int, ...]) -> type[BaseModel] | None:
+    """The model that validates the mapping at `path` inside `model` (list indexes skipped)."""
+    current = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        fields = {info.alias or name: info for name, info in current.model_fields.items()}
+        inner = _inner_model(fields[part].annotation) if part in fields else None
+        if inner is None:
+            return None
+        current = inner
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    """The model inside an annotation such as `Limits`, `list[CheckSpec]` or `Fixtures | None`."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for argument in get_args(annotation):
+        found = _inner_model(argument)
+        if found is not None:
+            return found
+    return None
+
+
+def _validate(
+    model: type[BaseModel],
+    located: Located,
+    file: Path,
+    collector: ProblemCollector,
+    context: dict[str, Any] | None = None,
+) -> Any:
+    try:
+        return model.model_validate(located.data, context=context)
+    except ValidationError as error:
+        collector.validation_errors(file, located, error, model=model)
+        return None
+
+
+def resolve_benchmark_path(reference: str | Path) -> Path:
+    """A directory, its benchmark.yaml, or the name of a built-in benchmark."""
+    from benchyard.spec.library import builtin_benchmarks
+    from benchyard.spec.problems import BenchmarkNotFound
+
+    path = Path(reference)
+    if path.is_file() and path.name == MANIFEST:
+        return path.parent
+    if (path / MANIFEST).is_file():
+        return path
+    builtins = builtin_benchmarks()
+    if str(reference) in builtins:
+        return builtins[str(reference)]
+    hint = difflib.get_close_matches(str(reference), list(builtins), n=1)
+    suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
+    raise BenchmarkNotFound(
+        f"no benchmark at '{reference}'{suggestion}: give a directory holding {MANIFEST}, "
+        f"or a built-in name ({', '.join(sorted(builtins))})"
+    )
+
+
+def load_benchmark(reference: str | Path) -> Benchmark:
+    """Load and validate a benchmark; raise BenchmarkInvalid listing every problem found."""
+    root = resolve_benchmark_path(reference).resolve()
+    collector = ProblemCollector(root)
+    loaded_manifest = _load_manifest(root, collector)
+    if loaded_manifest is None:
+        raise BenchmarkInvalid(collector.problems)
+    manifest, manifest_source = loaded_manifest
+    scenarios: list[Scenario] = []
+    locations: dict[str, Location] = {}
+    files = _scenario_files(root, manifest)
+    if not files:
+        collector.add(
+            root / MANIFEST,
+            _line_if_given(manifest_source, "scenarios"),
+            ("scenarios",),
+            f"no scenario files match {', '.join(manifest.scenarios)}",
+        )
+    for file in files:
+        for scenario, location in _load_scenario_file(root, manifest, file, collector):
+            _check_unique(scenario, location, locations, collector)
+            scenarios.append(scenario)
+            locations.setdefault(scenario.id, location)
+    if files and not scenarios and not collector.problems:
+        collector.add(
+            root / MANIFEST,
+            _line_if_given(manifest_source, "scenarios"),
+            ("scenarios",),
+            f"no scenarios in {', '.join(collector._relative(file) for file in files)}",
+        )
+    if collector.problems:
+        raise BenchmarkInvalid(collector.problems)
+    return Benchmark(root, manifest, scenarios, content_hash(root), locations)
+
+
+def _line_if_given(located: Located, key: str) -> int | None:
+    return (
+        located.line_of((key,)) if isinstance(located.data, dict) and key in located.data else None
+    )
+
+
+def _load_manifest(
+    root: Path, collector: ProblemCollector
+) -> tuple[BenchmarkManifest, Located] | None:
+    file = root / MANIFEST
+    located = _read_yaml(file, collector)
+    if located is None:
+        return None
+    if not isinstance(located.data, dict):
+        collector.add(
+            file, located.line, (), "expected a mapping with name, version, description, defaults"
+        )
+        return None
+    manifest: BenchmarkManifest | None = _validate(BenchmarkManifest, located, file, collector)
+    return (manifest, located) if manifest is not None else None
+
+
+def _read_yaml(
+    file: Path, collector: ProblemCollector, scenario_file: bool = False
+) -> Located | None:
+    try:
+        located = read_yaml(file)
+    except SpecSyntaxError as error:
+        collector.add(file, error.line, (), error.message)
+        return None
+    except UnicodeDecodeError:
+        collector.add(file, None, (), "not UTF-8 text")
+        return None
+    for duplicate in located.duplicates:
+        path = duplicate.path
+        if scenario_file:  # name the field inside its scenario, as every other problem does
+            path = path[2:] if path[:1] == ("scenarios",) and len(path) > 2 else path
+            path = path[1:] if path and isinstance(path[0], int) else path
+        collector.add(
+            file,
+            duplicate.line,
+            path,
+            f"key given twice (first on line {duplicate.first_line}); only the last one counts",
+        )
+    return located
+
+
+def _scenario_files(root: Path, manifest: BenchmarkManifest) -> list[Path]:
+    found: dict[Path, None] = {}
+    for pattern in manifest.scenarios:
+        for path in sorted(root.glob(pattern)):
+            relative = path.relative_to(root)
+            if path.is_file() and "fixtures" not in relative.parts and relative != Path(MANIFEST):
+                found[path] = None
+    return list(found)
+
+
+def _load_scenario_file(
+    root: Path, manifest: BenchmarkManifest, file: Path, collector: ProblemCollector
+) -> list[tuple[Scenario, Location]]:
+    if file.suffix == ".jsonl":
+        documents: list[Located] = []
+        try:
+            for entry in read_jsonl(file):
+                if isinstance(entry, SpecSyntaxError):
+                    collector.add(file, entry.line, (), entry.message)
+                else:
+                    documents.append(entry)
+        except UnicodeDecodeError:
+            collector.add(file, None, (), "not UTF-8 text")
+    else:
+        located = _read_yaml(file, collector, scenario_file=True)
+        documents = _yaml_scenarios(file, located, collector) if located is not None else []
+    loaded = []
+    for document in documents:
+        scenario = _load_scenario(root, manifest, file, document, collector)
+        if scenario is not None:
+            loaded.append((scenario, Location(file, document.line)))
+    return loaded
+
+
+def _yaml_scenarios(file: Path, located: Located, collector: ProblemCollector) -> list[Located]:
+    """A YAML file holds a list of scenarios, one scenario, or a mapping with a `scenarios` list."""
+    data = located.data
+    if isinstance(data, dict) and isinstance(data.get("scenarios"), list):
+        located = located.key("scenarios")
+        data = located.data
+    if isinstance(data, list):
+        return [located.item(index) for index in range(len(data))]
+    if isinstance(data, dict):
+        return [located]
+    if data is not None:
+        collector.add(file, located.line, (), "expected a scenario mapping or a list of scenarios")
+    return []
+
+
+def _load_scenario(
+    root: Path,
+    manifest: BenchmarkManifest,
+    file: Path,
+    document: Located,
+    collector: ProblemCollector,
+) -> Scenario | None:
+    """The scenario, or None when it has problems (all of them added to `collector`)."""
+    if not isinstance(document.data, dict):
+        collector.add(file, document.line, (), "expected a scenario mapping")
+        return None
+    problems_before = len(collector.problems)
+    scenario: Scenario | None = _validate(
+        Scenario, document, file, collector, context={DEFER_TURN_CHECKS: True}
+    )
+    # Each check's own parameters, even when the scenario has other problems.
+    checks = document.data.get("checks")
+    for index, check in enumerate(checks if isinstance(checks, list) else []):
+        if isinstance(check, dict) and isinstance(check.get("type"), str):
+            params = {key: value for key, value in check.items() if key not in COMMON_CHECK_KEYS}
+            _validate_check(file, document, index, check["type"], params, collector)
+    if scenario is not None:
+        for path, message in scenario.turn_problems():
+            collector.add(file, document.line_of(path), path, message)
+        _check_turns_and_fixtures(root, manifest, file, document, scenario, collector)
+    return scenario if len(collector.problems) == problems_before else None
+
+
+def _validate_check(
+    file: Path,
+    document: Located,
+    index: int,
+    kind: str,
+    params: dict[str, Any],
+    collector: ProblemCollector,
+) -> None:
+    from benchyard.checks.registry import check_types
+
+    types = check_types()
+    prefix: tuple[str | int, ...] = ("checks", index)
+    if kind not in types:
+        hint = difflib.get_close_matches(kind, list(types), n=1)
+        suggestion = (
+            f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(types))})"
+        )
+        path = (*prefix, "type")
+        collector.add(
+            file, document.line_of(path), path, f"unknown check type '{kind}'{suggestion}"
+        )
+        return
+    model = types[kind].params
+    try:
+        model.model_validate(params)
+    except ValidationError as error:
+        collector.validation_errors(
+            file, document, error, prefix, model=model, extra_fields=COMMON_CHECK_KEYS
+        )
+
+
+def _check_unique(
+    scenario: Scenario, location: Location, seen: dict[str, Location], collector: ProblemCollector
+) -> None:
+    first = seen.get(scenario.id)
+    if first is not None:
+        where = f"{collector._relative(first.file)}:{first.line}"
+        collector.add(
+            location.file,
+            location.line,
+            ("id",),
+            f"duplicate scenario id '{scenario.id}' (first defined at {where})",
+        )
+
+
+def _check_turns_and_fixtures(
+    root: Path,
+    manifest: BenchmarkManifest,
+    file: Path,
+    document: Located,
+    scenario: Scenario,
+    collector: ProblemCollector,
+) -> None:
+    max_turns, limit_source = (
+        (scenario.limits.max_turns, "the scenario's limits.max_turns")
+        if scenario.limits.max_turns
+        else (manifest.defaults.max_turns, f"defaults.max_turns in {MANIFEST}")
+        if manifest.defaults.max_turns
+        else (DEFAULT_MAX_TURNS, "benchyard's default")
+    )
+    turns = len(scenario.stimulus.turns)
+    if turns > max_turns:
+        path: tuple[str | int, ...] = ("stimulus", "turns")
+        collector.add(
+            file,
+            document.line_of(path),
+            path,
+            f"{turns} user turns exceed max_turns {max_turns} ({limit_source})",
+        )
+    for index, fixture in enumerate(scenario.fixtures.files):
+        if fixture.src is None:
+            continue
+        source = (file.parent / fixture.src).resolve()
+        path = ("fixtures", "files", index, "src")
+        line = document.line_of(path)
+        if not source.is_relative_to(root):
+            collector.add(file, line, path, f"'{fixture.src}' is outside the benchmark directory")
+        elif not source.exists():
+            shown = source.relative_to(root).as_posix()
+            collector.add(file, line, path, f"no such file '{fixture.src}' (looked for {shown})")

@@ -1,0 +1,232 @@
+"""Pydantic models of the benchmark format: `benchmark.yaml` and scenario files."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from benchyard.spec.problems import format_field
+
+SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+DEFER_TURN_CHECKS = "defer_turn_checks"
+"""Validation context key: leave the turn checks to `Scenario.turn_problems` (the loader's way)."""
+
+Difficulty = Literal["easy", "medium", "hard"]
+StimulusKind = Literal["message", "conversation", "task"]
+
+
+class SpecModel(BaseModel):
+    """Base of every spec model: unknown keys are errors, so typos never pass silently."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Limits(SpecModel):
+    timeout_sec: float | None = Field(
+        default=None, gt=0, description="Wall-clock limit of one attempt."
+    )
+    max_turns: int | None = Field(
+        default=None, ge=1, description="Most agent turns in one attempt."
+    )
+
+
+class Defaults(Limits):
+    """Benchmark-wide defaults; a scenario's own `limits` win."""
+
+
+class BenchmarkManifest(SpecModel):
+    """`benchmark.yaml`: the benchmark's identity and defaults."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    version: str = Field(min_length=1)
+    description: str = ""
+    defaults: Defaults = Defaults()
+    scenarios: list[str] = Field(
+        default_factory=lambda: [
+            "scenarios/**/*.yaml",
+            "scenarios/**/*.yml",
+            "scenarios/**/*.jsonl",
+        ],
+        description="Glob patterns, relative to the benchmark directory, of the scenario files.",
+    )
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int | float) else value
+
+
+class Stimulus(SpecModel):
+    """What the agent receives: user turns (one for a message or a task), optional system prompt."""
+
+    kind: StimulusKind = "message"
+    turns: list[str] = Field(min_length=1)
+    system: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_short_forms(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"kind": "message", "turns": [value]}
+        if isinstance(value, dict):
+            value = dict(value)
+            if "message" in value:
+                value.setdefault("kind", "message")
+                value["turns"] = [value.pop("message")]
+            elif "task" in value:
+                value.setdefault("kind", "task")
+                value["turns"] = [value.pop("task")]
+            elif "turns" in value:
+                value.setdefault("kind", "conversation")
+        return value
+
+
+class FixtureFile(SpecModel):
+    """A file copied into the attempt's workdir, from `src` (relative to the scenario file) or inline `content`."""
+
+    dest: str
+    src: str | None = None
+    content: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_path(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"src": value, "dest": value.rstrip("/").rsplit("/", 1)[-1]}
+        if isinstance(value, dict) and "dest" not in value and isinstance(value.get("src"), str):
+            return {**value, "dest": value["src"].rstrip("/").rsplit("/", 1)[-1]}
+        return value
+
+    @field_validator("dest")
+    @classmethod
+    def _inside_workdir(cls, dest: str) -> str:
+        if dest.startswith("/") or ".." in dest.split("/"):
+            raise ValueError(f"'{dest}' must stay inside the workdir (a relative path, no '..')")
+        return dest
+
+    @model_validator(mode="after")
+    def _exactly_one_source(self) -> FixtureFile:
+        if (self.src is None) == (self.content is None):
+            raise ValueError("give exactly one of 'src' or 'content'")
+        return self
+
+
+class Fixtures(SpecModel):
+    files: list[FixtureFile] = Field(default_factory=list)
+
+
+COMMON_CHECK_KEYS = frozenset({"type", "name", "weight", "negate", "turn"})
+
+
+class CheckSpec(SpecModel):
+    """One check as written in a scenario: the common keys, plus the check type's own parameters."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str
+    name: str | None = None
+    weight: float = Field(default=1.0, ge=0)
+    negate: bool = False
+    turn: int | None = Field(
+        default=None,
+        ge=1,
+        description="Which answer to check (1 = the first turn); default the last.",
+    )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+    @property
+    def label(self) -> str:
+        return self.name or self.type
+
+
+class Scenario(SpecModel):
+    id: str
+    category: str = "general"
+    tags: list[str] = Field(default_factory=list)
+    difficulty: Difficulty = "medium"
+    description: str = ""
+    stimulus: Stimulus
+    fixtures: Fixtures = Fixtures()
+    checks: list[CheckSpec] = Field(min_length=1)
+    reference: str | list[str] | None = None
+    limits: Limits = Limits()
+    threshold: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Pass when the weighted score reaches this; default: every check passes.",
+    )
+    negative: bool = Field(
+        default=False,
+        description="The right behaviour is to find or do nothing; a failed attempt here is a false positive.",
+    )
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_as_text(cls, value: Any) -> Any:
+        return str(value) if isinstance(value, int) else value
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not SCENARIO_ID.match(value):
+            raise ValueError(f"'{value}' is not a valid id (letters, digits, '_', '.', ':', '-')")
+        return value
+
+    @model_validator(mode="after")
+    def _reference_per_turn(self, info: ValidationInfo) -> Scenario:
+        # The loader passes this context to report each problem at its own field and line.
+        if isinstance(info.context, dict) and info.context.get(DEFER_TURN_CHECKS):
+            return self
+        problems = self.turn_problems()
+        if problems:
+            raise ValueError("; ".join(f"{format_field(path)}: {text}" for path, text in problems))
+        return self
+
+    def turn_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
+        """Each (field path, message) where the reference or a check disagrees with the turns."""
+        turns = len(self.stimulus.turns)
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        if isinstance(self.reference, list) and len(self.reference) != turns:
+            problems.append(
+                (
+                    ("reference",),
+                    f"{_count(len(self.reference), 'answer')} for {_count(turns, 'user turn')}: "
+                    "give one answer per turn, or only the last one as a string",
+                )
+            )
+        for index, check in enumerate(self.checks):
+            if check.turn is not None and check.turn > turns:
+                problems.append(
+                    (
+                        ("checks", index, "turn"),
+                        f"turn {check.turn} does not exist: the stimulus has "
+                        f"{_count(turns, 'user turn')}",
+                    )
+                )
+        return problems
+
+    def reference_answers(self) -> list[str] | None:
+        """The reference as one answer per user turn (earlier turns empty when only the final one is given)."""
+        if self.reference is None:
+            return None
+        if isinstance(self.reference, list):
+            return list(self.reference)
+        return [""] * (len(self.stimulus.turns) - 1) + [self.reference]
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"

@@ -1,0 +1,75 @@
+"""Plain records passed between the runner, the store and the reports."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from benchyard.runner.trajectory import Event
+
+VERDICTS = ("passed", "failed", "error", "timeout")
+
+
+@dataclass
+class CheckRecord:
+    position: int
+    check_type: str
+    label: str
+    passed: bool
+    score: float
+    weight: float
+    reason: str
+
+
+@dataclass
+class RunRecord:
+    id: str
+    status: str  # running | finished | interrupted | failed
+    benchmark_name: str
+    benchmark_version: str
+    benchmark_hash: str
+    benchmark_path: str
+    agent_name: str
+    agent_config: dict[str, Any]
+    settings: dict[str, Any]
+    benchyard_version: str
+    host: str
+    started_at: datetime
+    planned_attempts: int
+    agent_commit: str | None = None
+    agent_dirty: bool | None = None
+    agent_repo: str | None = None
+    finished_at: datetime | None = None
+    parent_run_id: str | None = None
+
+
+@dataclass
+class AttemptRecord:
+    id: str
+    run_id: str
+    scenario_id: str
+    category: str
+    epoch: int
+    try_number: int
+    verdict: str
+    score: float
+    started_at: datetime
+    finished_at: datetime
+    duration_sec: float
+    negative: bool = False
+    superseded: bool = False
+    cause: str | None = None
+    failure_kind: str | None = None
+    answer: str | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdout_dropped_bytes: int = 0
+    stderr_dropped_bytes: int = 0
+    turns: int = 0
+    hit_max_turns: bool = False
+    tokens_in: int = 0
+    tokens_out: int = 0
+    cost_usd: float | None = None
+    checks: list[CheckRecord] = field(default_factory=list)
+    trajectory: list[Event] | None = None  # None when not loaded

@@ -1,0 +1,212 @@
+"""The store API: every reader and writer of runs and attempts goes through `Store`."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, fields
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Engine, Row, func, insert, make_url, select, update
+from sqlalchemy.exc import SQLAlchemyError
+
+from benchyard.errors import BenchyardError
+from benchyard.runner import trajectory as trajectory_codec
+from benchyard.store.engine import StoreUnavailable, ensure_schema, make_engine, with_driver
+from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
+from benchyard.store.schema import attempts, check_results, runs
+
+LATEST = re.compile(r"^latest(?:~(\d+))?$")
+_ATTEMPT_COLUMNS = tuple(column.name for column in attempts.columns if column.name != "trajectory")
+_RUN_FIELDS = tuple(f.name for f in fields(RunRecord))
+
+
+class RunNotFound(BenchyardError):
+    """A run reference that matches no run, or more than one."""
+
+
+class Store:
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+
+    @classmethod
+    def open(cls, url: str) -> Store:
+        engine = make_engine(url)
+        try:
+            ensure_schema(engine)
+        except SQLAlchemyError as error:
+            engine.dispose()
+            reason = getattr(error, "orig", None) or error
+            shown = make_url(with_driver(url)).render_as_string()  # password hidden
+            raise StoreUnavailable(f"cannot open the store {shown}: {reason}") from None
+        return cls(engine, url)
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # ---- runs -------------------------------------------------------------------------
+
+    def create_run(self, run: RunRecord) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(insert(runs).values(**asdict(run)))
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        with self.engine.begin() as connection:
+            connection.execute(
+                update(runs)
+                .where(runs.c.id == run_id)
+                .values(status=status, finished_at=datetime.now(UTC))
+            )
+
+    def get_run(self, run_id: str) -> RunRecord:
+        with self.engine.connect() as connection:
+            row = connection.execute(select(runs).where(runs.c.id == run_id)).first()
+        if row is None:
+            raise RunNotFound(f"no run '{run_id}'")
+        return _run_from_row(row)
+
+    def list_runs(self, limit: int | None = None, benchmark: str | None = None) -> list[RunRecord]:
+        query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc())
+        if benchmark:
+            query = query.where(runs.c.benchmark_name == benchmark)
+        if limit:
+            query = query.limit(limit)
+        with self.engine.connect() as connection:
+            return [_run_from_row(row) for row in connection.execute(query)]
+
+    def resolve_run(self, reference: str) -> RunRecord:
+        """A run id, a unique id prefix, `latest` or `latest~N`."""
+        latest = LATEST.match(reference)
+        if latest:
+            back = int(latest.group(1) or 0)
+            query = (
+                select(runs)
+                .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+                .offset(back)
+                .limit(1)
+            )
+            with self.engine.connect() as connection:
+                row = connection.execute(query).first()
+            if row is None:
+                count = self.count_runs()
+                raise RunNotFound(f"'{reference}': the store holds {count} run(s)")
+            return _run_from_row(row)
+        if not re.fullmatch(r"[0-9a-f]{1,32}", reference):
+            raise RunNotFound(f"'{reference}' is not a run id, id prefix, 'latest' or 'latest~N'")
+        with self.engine.connect() as connection:
+            rows = connection.execute(
+                select(runs).where(runs.c.id.like(reference + "%")).limit(2)
+            ).all()
+        if not rows:
+            raise RunNotFound(f"no run matches '{reference}' (see `benchyard runs`)")
+        if len(rows) > 1:
+            raise RunNotFound(f"'{reference}' matches several runs; give more characters of the id")
+        return _run_from_row(rows[0])
+
+    def count_runs(self) -> int:
+        with self.engine.connect() as connection:
+            return int(connection.execute(select(func.count()).select_from(runs)).scalar_one())
+
+    # ---- attempts ---------------------------------------------------------------------
+
+    def record_attempts(self, records: Sequence[AttemptRecord]) -> None:
+        """Write finished tries in one transaction; earlier tries of the same attempt are kept."""
+        if not records:
+            return
+        attempt_rows = [_attempt_row(record) for record in records]
+        check_rows = [
+            {"attempt_id": record.id, **asdict(check)}
+            for record in records
+            for check in record.checks
+        ]
+        with self.engine.begin() as connection:
+            connection.execute(insert(attempts), attempt_rows)
+            if check_rows:
+                connection.execute(insert(check_results), check_rows)
+
+    def attempts(
+        self,
+        run_id: str,
+        *,
+        include_superseded: bool = False,
+        with_trajectory: bool = False,
+        scenario_id: str | None = None,
+    ) -> list[AttemptRecord]:
+        columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS]
+        if with_trajectory:
+            columns.append(attempts.c.trajectory)
+        query = select(*columns).where(attempts.c.run_id == run_id)
+        if not include_superseded:
+            query = query.where(attempts.c.superseded.is_(False))
+        if scenario_id is not None:
+            query = query.where(attempts.c.scenario_id == scenario_id)
+        query = query.order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
+        with self.engine.connect() as connection:
+            rows = connection.execute(query).all()
+            checks = self._checks_for(connection, run_id)
+        return [_attempt_from_row(row, checks.get(row.id, []), with_trajectory) for row in rows]
+
+    def count_superseded(self, run_id: str) -> int:
+        query = (
+            select(func.count())
+            .select_from(attempts)
+            .where(attempts.c.run_id == run_id, attempts.c.superseded.is_(True))
+        )
+        with self.engine.connect() as connection:
+            return int(connection.execute(query).scalar_one())
+
+    def _checks_for(self, connection: Any, run_id: str) -> dict[str, list[CheckRecord]]:
+        query = (
+            select(check_results)
+            .join(attempts, attempts.c.id == check_results.c.attempt_id)
+            .where(attempts.c.run_id == run_id)
+            .order_by(check_results.c.attempt_id, check_results.c.position)
+        )
+        grouped: dict[str, list[CheckRecord]] = {}
+        for row in connection.execute(query):
+            values = row._asdict()
+            attempt_id = values.pop("attempt_id")
+            grouped.setdefault(attempt_id, []).append(CheckRecord(**values))
+        return grouped
+
+    def run_chain(self, run: RunRecord) -> list[RunRecord]:
+        """The run and its ancestors through `rerun`, oldest first."""
+        chain = [run]
+        while chain[0].parent_run_id:
+            chain.insert(0, self.get_run(chain[0].parent_run_id))
+        return chain
+
+
+def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
+    row = {name: getattr(record, name) for name in _ATTEMPT_COLUMNS}
+    row["trajectory"] = trajectory_codec.encode(record.trajectory or [])
+    return row
+
+
+def _attempt_from_row(
+    row: Row[Any], checks: Iterable[CheckRecord], with_trajectory: bool
+) -> AttemptRecord:
+    values = row._asdict()
+    blob = values.pop("trajectory", None)
+    for key in ("started_at", "finished_at"):
+        values[key] = _aware(values[key])
+    record = AttemptRecord(**values, checks=list(checks))
+    if with_trajectory:
+        record.trajectory = trajectory_codec.decode(blob)
+    return record
+
+
+def _run_from_row(row: Row[Any]) -> RunRecord:
+    values = {name: value for name, value in row._asdict().items() if name in _RUN_FIELDS}
+    values["started_at"] = _aware(values["started_at"])
+    values["finished_at"] = _aware(values["finished_at"])
+    return RunRecord(**values)
+
+
+def _aware(moment: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything benchyard writes is UTC."""
+    if moment is not None and moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment

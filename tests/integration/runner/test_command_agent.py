@@ -1,0 +1,148 @@
+"""The command agent through `benchyard run`: protocol files, multi-turn, timeouts, crashes, capped output."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+from benchyard.store.store import Store
+from tests.support import Cli, scenario, write_benchmark
+
+PROTOCOL_AGENT = """
+import json, os, sys
+messages = json.load(open(os.environ["BENCHYARD_MESSAGES_FILE"]))
+turn = os.environ["BENCHYARD_TURN"]
+instruction = open(os.environ["BENCHYARD_INSTRUCTION_FILE"]).read()
+with open(os.environ["BENCHYARD_TRAJECTORY_FILE"], "a") as log:
+    log.write(json.dumps({"kind": "message", "role": "assistant", "content": "thinking",
+                          "tokens_in": 10, "tokens_out": 3, "cost_usd": 0.5}) + "\\n")
+    log.write("this line is not json\\n")
+answer = f"turn {turn}: {instruction} after {len(messages)} messages; files {sorted(os.listdir('.'))}"
+if instruction == "use the output file":
+    open(os.environ["BENCHYARD_OUTPUT_FILE"], "w").write("from the file")
+print(answer)
+"""
+
+
+def _agent(tmp_path: Path, source: str, name: str = "agent.py") -> str:
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return f"{sys.executable} {path}"
+
+
+def test_protocol_files_turns_fixtures_and_trajectory(tmp_path: Path, cli: Cli, store: Store) -> None:
+    bench = write_benchmark(tmp_path / "bench", [
+        {"id": "conv", "stimulus": {"turns": ["first", "second"], "system": "be brief"},
+         "fixtures": {"files": ["data/notes.txt", {"dest": "inline.txt", "content": "x"}]},
+         "checks": [{"type": "contains", "value": "turn 1: first after 2 messages", "turn": 1},
+                    {"type": "contains", "value": "turn 2: second after 4 messages"},
+                    {"type": "contains", "value": "'inline.txt', 'notes.txt'"}]},
+        {"id": "file", "stimulus": "use the output file", "checks": [{"type": "equals", "value": "from the file"}]},
+    ], files={"scenarios/data/notes.txt": "notes"})
+    result = cli("run", str(bench), "--agent-cmd", _agent(tmp_path, PROTOCOL_AGENT), "-q")
+    assert result.exit_code == 0, result.output
+    run = store.resolve_run("latest")
+    attempts = {a.scenario_id: a for a in store.attempts(run.id, with_trajectory=True)}
+    assert attempts["conv"].verdict == "passed", attempts["conv"].cause
+    assert attempts["file"].verdict == "passed", attempts["file"].cause
+    conv = attempts["conv"]
+    assert conv.turns == 2
+    assert (conv.tokens_in, conv.tokens_out, conv.cost_usd) == (20, 6, 1.0)
+    kinds = [(e.kind, e.role) for e in conv.trajectory or []]
+    assert kinds.count(("message", "user")) == 2
+    errors = [e.content for e in conv.trajectory or [] if e.kind == "error"]
+    assert errors and all("unreadable trajectory line" in e for e in errors)
+
+
+def test_timeout_kills_a_process_tree_whose_child_ignores_sigterm(tmp_path: Path, cli: Cli, store: Store) -> None:
+    pid_file = tmp_path / "pids"
+    source = f"""
+import subprocess, sys, time
+stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+kids = [subprocess.Popen([sys.executable, "-c", stubborn]),
+        subprocess.Popen([sys.executable, "-c", stubborn], start_new_session=True)]
+open({str(pid_file)!r}, "w").write(" ".join(str(k.pid) for k in kids))
+time.sleep(120)
+"""
+    bench = write_benchmark(tmp_path / "bench", [scenario("hang", "x"), scenario("quick", "ok")])
+    quick_or_hang = _agent(tmp_path, source)
+    command = f'if [ "$BENCHYARD_SCENARIO_ID" = quick ]; then echo ok; else {quick_or_hang}; fi'
+    started = time.monotonic()
+    result = cli("run", str(bench), "--agent-cmd", command, "--timeout", "1.5", "-q")
+    elapsed = time.monotonic() - started
+    assert result.exit_code == 0, result.output
+    attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
+    assert attempts["hang"].verdict == "timeout"
+    assert "timed out after 1.5s" in (attempts["hang"].cause or "")
+    assert attempts["quick"].verdict == "passed"
+    assert 1.5 <= attempts["hang"].duration_sec < 1.5 * 1.1 + 0.3
+    assert elapsed < 10
+    for pid in pid_file.read_text().split():
+        assert not _alive(int(pid)), f"process {pid} survived the timeout"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_crash_is_a_counted_failure_with_its_cause(tmp_path: Path, cli: Cli, store: Store) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
+    result = cli("run", str(bench), "--agent-cmd", "echo boom >&2; exit 3", "-q")
+    assert result.exit_code == 0
+    [attempt] = store.attempts(store.resolve_run("latest").id)
+    assert attempt.verdict == "failed"
+    assert attempt.failure_kind == "agent_crash"
+    assert attempt.cause == "agent exited with code 3: boom"
+
+
+def test_missing_command_is_an_error_not_a_failure(tmp_path: Path, cli: Cli, store: Store) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
+    cli("run", str(bench), "--agent-cmd", "no-such-agent-binary-xyz", "-q")
+    [attempt] = store.attempts(store.resolve_run("latest").id)
+    assert attempt.verdict == "error"
+    assert attempt.failure_kind == "agent_start"
+
+
+def test_stdout_is_capped_and_the_cap_noted(tmp_path: Path, cli: Cli, store: Store) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("big", "x")])
+    flood = _agent(tmp_path, "import sys\nsys.stdout.write('y' * 3_000_000)\n")
+    cli("run", str(bench), "--agent-cmd", flood, "-q")
+    [attempt] = store.attempts(store.resolve_run("latest").id)
+    assert len(attempt.stdout or "") == 1024 * 1024
+    assert attempt.stdout_dropped_bytes == 3_000_000 - 1024 * 1024
+    assert attempt.verdict == "failed"
+
+
+def test_agent_environment_comes_from_benchyard_yaml(tmp_path: Path, cli: Cli, store: Store) -> None:
+    (cli.cwd / "benchyard.yaml").write_text(
+        "agents:\n  greeter:\n    kind: command\n    command: echo $GREETING\n    env: {GREETING: hello}\n"
+    )
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "hello")])
+    result = cli("run", str(bench), "--agent", "greeter", "-q")
+    assert result.exit_code == 0, result.output
+    run = store.resolve_run("latest")
+    assert run.agent_name == "greeter"
+    assert run.agent_config["env"] == {"GREETING": "hello"}
+    assert [a.verdict for a in store.attempts(run.id)] == ["passed"]
+
+
+def test_unknown_agent_is_one_clear_line(tmp_path: Path, cli: Cli) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
+    result = cli("run", str(bench), "--agent", "nobody")
+    assert result.exit_code == 2
+    assert "error: no agent named 'nobody' (declared: oracle)" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_workdirs_are_removed(tmp_path: Path, cli: Cli) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
+    record = tmp_path / "where"
+    cli("run", str(bench), "--agent-cmd", f"pwd > {record}; echo x", "-q")
+    workdir = Path(record.read_text().strip())
+    assert workdir.parent.name == "work"
+    assert not workdir.exists()

@@ -1,0 +1,75 @@
+"""Helpers for tests: benchmarks written to disk, and the CLI run in-process or as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+from typer.testing import CliRunner
+
+from benchyard.cli.app import app
+
+
+def write_benchmark(
+    root: Path,
+    scenarios: list[dict[str, Any]],
+    *,
+    name: str = "fixture-bench",
+    version: str = "1.0",
+    defaults: dict[str, Any] | None = None,
+    files: dict[str, str] | None = None,
+) -> Path:
+    """Write a benchmark directory: benchmark.yaml, scenarios/main.yaml and any extra files."""
+    root.mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"name": name, "version": version}
+    if defaults:
+        manifest["defaults"] = defaults
+    (root / "benchmark.yaml").write_text(yaml.safe_dump(manifest), encoding="utf-8")
+    (root / "scenarios").mkdir(exist_ok=True)
+    (root / "scenarios" / "main.yaml").write_text(
+        yaml.safe_dump(scenarios, sort_keys=False), encoding="utf-8"
+    )
+    for relative, content in (files or {}).items():
+        path = root / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return root
+
+
+def scenario(sid: str, answer: str, *, category: str = "general", **extra: Any) -> dict[str, Any]:
+    """A one-turn scenario whose reference `answer` passes an `equals` check."""
+    return {
+        "id": sid,
+        "category": category,
+        "stimulus": f"say {answer}",
+        "checks": [{"type": "equals", "value": answer}],
+        "reference": answer,
+        **extra,
+    }
+
+
+class Cli:
+    """Runs `benchyard` in-process (fast) or as a real process (signals, timeouts)."""
+
+    def __init__(self, db_url: str, cwd: Path) -> None:
+        self.db_url = db_url
+        self.cwd = cwd
+
+    def __call__(self, *args: str, db: bool = True) -> Any:
+        full = [*args, "--db", self.db_url] if db else list(args)
+        old = Path.cwd()
+        os.chdir(self.cwd)
+        try:
+            return CliRunner().invoke(app, full, catch_exceptions=False)
+        finally:
+            os.chdir(old)
+
+    def process(self, *args: str, db: bool = True, **popen: Any) -> subprocess.Popen[str]:
+        full = [sys.executable, "-m", "benchyard", *args, *(["--db", self.db_url] if db else [])]
+        return subprocess.Popen(
+            full, cwd=self.cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen
+        )
