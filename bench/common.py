@@ -18,8 +18,13 @@ def trivial_benchmark(root: Path, count: int, name: str = "trivial") -> Path:
     (root / "benchmark.yaml").write_text(f"name: {name}\nversion: '1'\n", encoding="utf-8")
     with (root / "scenarios" / "all.jsonl").open("w", encoding="utf-8") as out:
         for i in range(count):
-            record = {"id": f"s{i:05d}", "category": f"c{i % 5}", "stimulus": f"say {i}",
-                      "checks": [{"type": "equals", "value": str(i)}], "reference": str(i)}
+            record = {
+                "id": f"s{i:05d}",
+                "category": f"c{i % 5}",
+                "stimulus": f"say {i}",
+                "checks": [{"type": "equals", "value": str(i)}],
+                "reference": str(i),
+            }
             out.write(json.dumps(record) + "\n")
     return root
 

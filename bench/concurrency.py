@@ -23,9 +23,23 @@ def main() -> None:
         bench = trivial_benchmark(root / "bench", ATTEMPTS)
         db = f"sqlite:///{root / 'store.db'}"
         agent = f"sleep {SLEEP_SEC:g}; echo ${{BENCHYARD_SCENARIO_ID#s0*}}"
-        wall_time([*BENCHYARD, "run", str(bench), "--agent", "oracle", "--db", db, "-q", "--limit", "1"])
-        measured = wall_time([*BENCHYARD, "run", str(bench), "--agent-cmd", agent, "--db", db, "-q",
-                              "-j", str(CONCURRENCY)])
+        wall_time(
+            [*BENCHYARD, "run", str(bench), "--agent", "oracle", "--db", db, "-q", "--limit", "1"]
+        )
+        measured = wall_time(
+            [
+                *BENCHYARD,
+                "run",
+                str(bench),
+                "--agent-cmd",
+                agent,
+                "--db",
+                db,
+                "-q",
+                "-j",
+                str(CONCURRENCY),
+            ]
+        )
     print(f"{ATTEMPTS} attempts of a {SLEEP_SEC:g} s agent at concurrency {CONCURRENCY}")
     print(f"ideal {ideal:.2f} s, measured {measured:.2f} s, ratio {measured / ideal:.3f}")
 

@@ -28,12 +28,20 @@ def main() -> None:
         one_k = wall_time([*run, "--limit", "1000"], REPEAT)
         two_k = wall_time(run, REPEAT)
     print(f"floor: python -c pass                  {floor:7.3f} s")
-    print(f"benchyard --help                       {help_time:7.3f} s   {help_time / floor:6.1f}x floor")
-    print(f"run, 1,000 trivial attempts (whole)    {one_k:7.3f} s   {one_k / floor:6.1f}x floor"
-          f"   {1000 / one_k:8.0f} attempts/s")
-    print(f"run, 2,000 trivial attempts (whole)    {two_k:7.3f} s   {two_k / floor:6.1f}x floor"
-          f"   {2000 / two_k:8.0f} attempts/s")
-    print(f"marginal rate (2,000 - 1,000)          {1000 / max(two_k - one_k, 1e-9):8.0f} attempts/s")
+    print(
+        f"benchyard --help                       {help_time:7.3f} s   {help_time / floor:6.1f}x floor"
+    )
+    print(
+        f"run, 1,000 trivial attempts (whole)    {one_k:7.3f} s   {one_k / floor:6.1f}x floor"
+        f"   {1000 / one_k:8.0f} attempts/s"
+    )
+    print(
+        f"run, 2,000 trivial attempts (whole)    {two_k:7.3f} s   {two_k / floor:6.1f}x floor"
+        f"   {2000 / two_k:8.0f} attempts/s"
+    )
+    print(
+        f"marginal rate (2,000 - 1,000)          {1000 / max(two_k - one_k, 1e-9):8.0f} attempts/s"
+    )
 
 
 if __name__ == "__main__":

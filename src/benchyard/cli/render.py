@@ -13,13 +13,17 @@ from benchyard.report.render import shorten, to_rich
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 
+PIPED_WIDTH = 160
 VERDICT_STYLES = {"passed": "green", "failed": "red", "timeout": "yellow", "error": "magenta"}
 
 
 def _console(path: Path | None = None) -> Console:
     if path is not None:
         return Console(file=path.open("w", encoding="utf-8"), width=120, no_color=True)
-    return Console(highlight=False)
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, PIPED_WIDTH)  # piped output: keep ids and commits whole
+    return console
 
 
 def print_report(report: RunReport, path: Path | None = None) -> None:

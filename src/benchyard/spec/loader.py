@@ -339,7 +339,7 @@ def _read_yaml(
         collector.add(file, error.line, (), error.message)
         return None
     except UnicodeDecodeError:
-        collector.add(file, None, (), "not UTF-8 text")
+        _not_utf8(file, collector)
         return None
     for duplicate in located.duplicates:
         path = duplicate.path
@@ -353,6 +353,21 @@ def _read_yaml(
             f"key given twice (first on line {duplicate.first_line}); only the last one counts",
         )
     return located
+
+
+def _not_utf8(file: Path, collector: ProblemCollector) -> None:
+    raw = file.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        column = error.start - (raw.rfind(b"\n", 0, error.start) + 1) + 1
+        byte = raw[error.start : error.start + 1].hex()
+        collector.add(
+            file, line, (), f"not UTF-8 text: byte 0x{byte} at column {column} (save it as UTF-8)"
+        )
+    else:  # pragma: no cover - only called after a decoding error
+        collector.add(file, None, (), "not UTF-8 text")
 
 
 def _scenario_files(root: Path, manifest: BenchmarkManifest) -> list[Path]:
@@ -377,7 +392,7 @@ def _load_scenario_file(
                 else:
                     documents.append(entry)
         except UnicodeDecodeError:
-            collector.add(file, None, (), "not UTF-8 text")
+            _not_utf8(file, collector)
     else:
         located = _read_yaml(file, collector, scenario_file=True)
         documents = _yaml_scenarios(file, located, collector) if located is not None else []
@@ -485,13 +500,12 @@ def _check_turns_and_fixtures(
     scenario: Scenario,
     collector: ProblemCollector,
 ) -> None:
-    max_turns, limit_source = (
-        (scenario.limits.max_turns, "the scenario's limits.max_turns")
-        if scenario.limits.max_turns
-        else (manifest.defaults.max_turns, f"defaults.max_turns in {MANIFEST}")
-        if manifest.defaults.max_turns
-        else (DEFAULT_MAX_TURNS, "benchyard's default")
-    )
+    if scenario.limits.max_turns:
+        max_turns, limit_source = scenario.limits.max_turns, "the scenario's limits.max_turns"
+    elif manifest.defaults.max_turns:
+        max_turns, limit_source = manifest.defaults.max_turns, f"defaults.max_turns in {MANIFEST}"
+    else:
+        max_turns, limit_source = DEFAULT_MAX_TURNS, "benchyard's default"
     turns = len(scenario.stimulus.turns)
     if turns > max_turns:
         path: tuple[str | int, ...] = ("stimulus", "turns")

@@ -31,15 +31,30 @@ def _agent(tmp_path: Path, source: str, name: str = "agent.py") -> str:
     return f"{sys.executable} {path}"
 
 
-def test_protocol_files_turns_fixtures_and_trajectory(tmp_path: Path, cli: Cli, store: Store) -> None:
-    bench = write_benchmark(tmp_path / "bench", [
-        {"id": "conv", "stimulus": {"turns": ["first", "second"], "system": "be brief"},
-         "fixtures": {"files": ["data/notes.txt", {"dest": "inline.txt", "content": "x"}]},
-         "checks": [{"type": "contains", "value": "turn 1: first after 2 messages", "turn": 1},
+def test_protocol_files_turns_fixtures_and_trajectory(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
+    bench = write_benchmark(
+        tmp_path / "bench",
+        [
+            {
+                "id": "conv",
+                "stimulus": {"turns": ["first", "second"], "system": "be brief"},
+                "fixtures": {"files": ["data/notes.txt", {"dest": "inline.txt", "content": "x"}]},
+                "checks": [
+                    {"type": "contains", "value": "turn 1: first after 2 messages", "turn": 1},
                     {"type": "contains", "value": "turn 2: second after 4 messages"},
-                    {"type": "contains", "value": "'inline.txt', 'notes.txt'"}]},
-        {"id": "file", "stimulus": "use the output file", "checks": [{"type": "equals", "value": "from the file"}]},
-    ], files={"scenarios/data/notes.txt": "notes"})
+                    {"type": "contains", "value": "'inline.txt', 'notes.txt'"},
+                ],
+            },
+            {
+                "id": "file",
+                "stimulus": "use the output file",
+                "checks": [{"type": "equals", "value": "from the file"}],
+            },
+        ],
+        files={"scenarios/data/notes.txt": "notes"},
+    )
     result = cli("run", str(bench), "--agent-cmd", _agent(tmp_path, PROTOCOL_AGENT), "-q")
     assert result.exit_code == 0, result.output
     run = store.resolve_run("latest")
@@ -55,7 +70,9 @@ def test_protocol_files_turns_fixtures_and_trajectory(tmp_path: Path, cli: Cli, 
     assert errors and all("unreadable trajectory line" in e for e in errors)
 
 
-def test_timeout_kills_a_process_tree_whose_child_ignores_sigterm(tmp_path: Path, cli: Cli, store: Store) -> None:
+def test_timeout_kills_a_process_tree_whose_child_ignores_sigterm(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
     pid_file = tmp_path / "pids"
     source = f"""
 import subprocess, sys, time
@@ -118,7 +135,9 @@ def test_stdout_is_capped_and_the_cap_noted(tmp_path: Path, cli: Cli, store: Sto
     assert attempt.verdict == "failed"
 
 
-def test_agent_environment_comes_from_benchyard_yaml(tmp_path: Path, cli: Cli, store: Store) -> None:
+def test_agent_environment_comes_from_benchyard_yaml(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
     (cli.cwd / "benchyard.yaml").write_text(
         "agents:\n  greeter:\n    kind: command\n    command: echo $GREETING\n    env: {GREETING: hello}\n"
     )

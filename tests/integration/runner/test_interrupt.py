@@ -15,11 +15,13 @@ def test_ctrl_c_keeps_finished_attempts(tmp_path: Path, cli: Cli, db_url: str) -
     marker = tmp_path / "sleepers"
     command = (
         'case "$BENCHYARD_SCENARIO_ID" in s0[0-4]) echo ok;; '
-        f'*) echo $$ >> {marker}; sleep 60;; esac'
+        f"*) echo $$ >> {marker}; sleep 60;; esac"
     )
     process = cli.process("run", str(bench), "--agent-cmd", command, "-j", "10", "-q")
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and (not marker.exists() or len(marker.read_text().split()) < 10):
+    while time.monotonic() < deadline and (
+        not marker.exists() or len(marker.read_text().split()) < 10
+    ):
         time.sleep(0.1)
     assert marker.exists(), "the sleeping agents never started"
     time.sleep(0.3)  # let the five quick attempts be written
@@ -38,5 +40,8 @@ def test_ctrl_c_keeps_finished_attempts(tmp_path: Path, cli: Cli, db_url: str) -
     assert sorted(a.scenario_id for a in kept) == [f"s0{i}" for i in range(5)]
     assert all(a.verdict == "passed" for a in kept)
     for pid in marker.read_text().split():
-        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        assert (
+            not Path(f"/proc/{pid}").exists()
+            or "Z" in Path(f"/proc/{pid}/stat").read_text().split()[2]
+        )
     store.close()

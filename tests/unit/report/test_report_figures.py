@@ -33,24 +33,68 @@ ROWS = [
 
 def _run(store: Store) -> RunRecord:
     run = RunRecord(
-        id="feedc0de00000001", status="finished", benchmark_name="hand", benchmark_version="1",
-        benchmark_hash="sha256:00", benchmark_path="/nowhere", agent_name="a", agent_config={"kind": "command"},
-        settings={"epochs": 1}, benchyard_version="0", host="h", started_at=T0, planned_attempts=12,
-        agent_commit="0123456789abcdef", agent_dirty=True,
+        id="feedc0de00000001",
+        status="finished",
+        benchmark_name="hand",
+        benchmark_version="1",
+        benchmark_hash="sha256:00",
+        benchmark_path="/nowhere",
+        agent_name="a",
+        agent_config={"kind": "command"},
+        settings={"epochs": 1},
+        benchyard_version="0",
+        host="h",
+        started_at=T0,
+        planned_attempts=12,
+        agent_commit="0123456789abcdef",
+        agent_dirty=True,
     )
     store.create_run(run)
     records = []
-    for n, (sid, category, verdict, negative, turns, seconds, tin, tout, cost, check) in enumerate(ROWS):
-        checks = [] if check is None else [CheckRecord(0, "equals", "equals", check, float(check), 1.0, "r")]
-        records.append(AttemptRecord(
-            id=f"{n:032x}", run_id=run.id, scenario_id=sid, category=category, epoch=1, try_number=2 if sid == "t1" else 1,
-            verdict=verdict, score=1.0 if verdict == "passed" else 0.0, started_at=T0, finished_at=T0 + timedelta(seconds=seconds),
-            duration_sec=seconds, negative=negative, turns=turns, tokens_in=tin, tokens_out=tout, cost_usd=cost,
-            cause=None if verdict == "passed" else f"{sid} went wrong | *badly*", checks=checks,
-        ))
+    for n, (sid, category, verdict, negative, turns, seconds, tin, tout, cost, check) in enumerate(
+        ROWS
+    ):
+        checks = (
+            []
+            if check is None
+            else [CheckRecord(0, "equals", "equals", check, float(check), 1.0, "r")]
+        )
+        records.append(
+            AttemptRecord(
+                id=f"{n:032x}",
+                run_id=run.id,
+                scenario_id=sid,
+                category=category,
+                epoch=1,
+                try_number=2 if sid == "t1" else 1,
+                verdict=verdict,
+                score=1.0 if verdict == "passed" else 0.0,
+                started_at=T0,
+                finished_at=T0 + timedelta(seconds=seconds),
+                duration_sec=seconds,
+                negative=negative,
+                turns=turns,
+                tokens_in=tin,
+                tokens_out=tout,
+                cost_usd=cost,
+                cause=None if verdict == "passed" else f"{sid} went wrong | *badly*",
+                checks=checks,
+            )
+        )
     superseded = AttemptRecord(
-        id="f" * 32, run_id=run.id, scenario_id="t1", category="text", epoch=1, try_number=1, verdict="error",
-        score=0.0, started_at=T0, finished_at=T0, duration_sec=0.5, superseded=True, cause="flaky",
+        id="f" * 32,
+        run_id=run.id,
+        scenario_id="t1",
+        category="text",
+        epoch=1,
+        try_number=1,
+        verdict="error",
+        score=0.0,
+        started_at=T0,
+        finished_at=T0,
+        duration_sec=0.5,
+        superseded=True,
+        cause="flaky",
     )
     store.record_attempts([*records, superseded])
     return run
@@ -62,8 +106,12 @@ def test_summary_matches_hand_computed_figures(store: Store) -> None:
     assert (s.task_count, s.attempt_count) == (12, 12)
     assert (s.passed, s.failed, s.timeouts, s.errors, s.counted) == (8, 1, 1, 2, 10)
     assert s.accuracy == pytest.approx(0.8)
-    assert s.accuracy_ci95 == pytest.approx((0.4902, 0.9433), abs=1e-4)  # Wilson, 8/10, published tables
-    assert s.avg_turns == pytest.approx(16 / 10)  # turns of the counted attempts: 1+1+2+1+1+3+1+1+1+4
+    assert s.accuracy_ci95 == pytest.approx(
+        (0.4902, 0.9433), abs=1e-4
+    )  # Wilson, 8/10, published tables
+    assert s.avg_turns == pytest.approx(
+        16 / 10
+    )  # turns of the counted attempts: 1+1+2+1+1+3+1+1+1+4
     assert s.negative_count == 2  # m5 and m6; t6 is an error and is not counted
     assert s.false_positive_rate == pytest.approx(0.5)
     assert s.retried_tries == 1
@@ -86,7 +134,15 @@ def test_markdown_has_one_row_per_run_and_escapes_causes(store: Store) -> None:
     text = to_markdown([report, report])
     rows = [line for line in text.splitlines() if line.startswith("| feedc0de")]
     assert len(rows) == 2
-    assert rows[0].split(" | ")[1:8] == ["a", "0123456789+dirty", "80.0%", "49.0-94.3%", "1.60", "50.0%", "5/6"]
+    assert rows[0].split(" | ")[1:8] == [
+        "a",
+        "0123456789+dirty",
+        "80.0%",
+        "49.0-94.3%",
+        "1.60",
+        "50.0%",
+        "5/6",
+    ]
     assert "m6 went wrong \\| \\*badly\\*" in text
     assert "| *badly*" not in text
 

@@ -56,7 +56,9 @@ def test_every_problem_names_file_line_and_field(name: str) -> None:
     for problem in raised.value.problems:
         assert (CORPUS / name / problem.file).is_file(), problem
         assert problem.line is not None or problem.field == "scenarios", problem
-        whole = problem.message.startswith(("invalid YAML", "invalid JSON", "expected a scenario"))
+        whole = problem.message.startswith(
+            ("invalid YAML", "invalid JSON", "not UTF-8", "expected a scenario")
+        )
         assert problem.field or whole, problem
 
 
