@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from benchyard.runner.trajectory import Event
+from benchyard.sandbox.base import Sandbox
 from benchyard.spec.models import Scenario
 
 
@@ -15,10 +16,11 @@ class AgentTask:
     scenario: Scenario
     attempt_id: str
     workdir: Path | None
-    io_prefix: Path | None  # protocol files are `<io_prefix>.<name>`, outside the workdir
+    io_dir: Path | None  # the protocol files, outside the workdir
     timeout_sec: float
     max_turns: int
     output_cap_bytes: int
+    sandbox: Sandbox
 
 
 @dataclass

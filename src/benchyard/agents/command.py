@@ -15,9 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchyard.agents.base import AgentResult, AgentTask
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event, message
-from benchyard.runner.workdir import IO_FILES, io_file
-from benchyard.sandbox.process import ProcessOutcome, run_command
+from benchyard.sandbox.process import ProcessOutcome
 
+IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
 EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
 EXIT_NOT_RUNNABLE = (126, 127)  # the shell could not find or execute the command
 TRAJECTORY_READ_CAP = 8 * 1024 * 1024
@@ -43,7 +43,7 @@ class CommandAgent:
         return self.config.model_dump()
 
     async def run(self, task: AgentTask) -> AgentResult:
-        assert task.workdir is not None and task.io_prefix is not None
+        assert task.workdir is not None and task.io_dir is not None
         deadline = time.monotonic() + task.timeout_sec
         result = AgentResult()
         conversation = _opening_messages(task)
@@ -51,10 +51,11 @@ class CommandAgent:
         for turn_number, user_text in enumerate(task.scenario.stimulus.turns, start=1):
             conversation.append({"role": "user", "content": user_text})
             result.trajectory.append(message("user", user_text))
-            files = _write_turn_files(task.io_prefix, user_text, conversation)
-            outcome = await run_command(
+            files = _write_turn_files(task.io_dir, user_text, conversation)
+            outcome = await task.sandbox.run(
                 ["/bin/sh", "-c", self.config.command],
-                cwd=task.workdir,
+                workdir=task.workdir,
+                io_dir=task.io_dir,
                 env=self._environment(task, turn_number, files),
                 timeout_sec=max(deadline - time.monotonic(), 0.001),
                 output_cap_bytes=task.output_cap_bytes,
@@ -112,10 +113,10 @@ def _opening_messages(task: AgentTask) -> list[dict[str, str]]:
 
 
 def _write_turn_files(
-    prefix: Path, user_text: str, conversation: list[dict[str, str]]
+    io_dir: Path, user_text: str, conversation: list[dict[str, str]]
 ) -> dict[str, Path]:
     """Write this turn's input files; the trajectory and output files are the agent's to create."""
-    files = {name.split(".")[0]: io_file(prefix, name) for name in IO_FILES}
+    files = {name.split(".")[0]: io_dir / name for name in IO_FILES}
     files["instruction"].write_text(user_text, encoding="utf-8")
     files["messages"].write_text(json.dumps(conversation, ensure_ascii=False), encoding="utf-8")
     files["output"].unlink(

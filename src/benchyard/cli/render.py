@@ -104,7 +104,7 @@ def print_run(store: Store, run: RunRecord) -> None:
 
 def print_scenario_attempts(store: Store, run: RunRecord, scenario_id: str) -> None:
     attempts = store.attempts(
-        run.id, include_superseded=True, with_trajectory=True, scenario_id=scenario_id
+        run.id, include_superseded=True, with_evidence=True, scenario_id=scenario_id
     )
     console = _console()
     if not attempts:

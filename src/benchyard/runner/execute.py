@@ -25,6 +25,7 @@ from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import git_state, host_name
 from benchyard.runner.trajectory import Event, token_totals
 from benchyard.runner.workdir import AttemptDirs, make_scratch_layout, prepare_dirs
+from benchyard.sandbox.registry import build_sandbox
 from benchyard.spec.loader import Benchmark
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
@@ -47,6 +48,7 @@ class RunSettings:
     retry_backoff_sec: float = 1.0
     output_cap_bytes: int = 1024 * 1024
     keep_workdirs: bool = False
+    sandbox: str = "none"
     work_root: str | None = field(default_factory=lambda: default_work_root())
 
     def to_json(self) -> dict[str, Any]:
@@ -173,6 +175,7 @@ class _AttemptExecutor:
         self.writer = writer
         self.observer = observer
         self.scratch = scratch
+        self.sandbox = build_sandbox(settings.sandbox)
 
     async def work(self, items: Iterator[PlannedAttempt]) -> None:
         for planned in items:
@@ -223,10 +226,11 @@ class _AttemptExecutor:
                 scenario,
                 attempt_id,
                 dirs.workdir if dirs else None,
-                dirs.io_prefix if dirs else None,
+                dirs.io_dir if dirs else None,
                 timeout,
                 max_turns,
                 self.settings.output_cap_bytes,
+                self.sandbox,
             )
             result = await self.agent.run(task)
             if result.turns > max_turns:

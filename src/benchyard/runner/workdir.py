@@ -13,20 +13,11 @@ from benchyard.spec.models import Scenario
 @dataclass(frozen=True)
 class AttemptDirs:
     workdir: Path
-    io_prefix: Path  # protocol files are named `<io_prefix>.<name>`
+    io_dir: Path  # the protocol files, outside the workdir
 
     def remove(self) -> None:
         shutil.rmtree(self.workdir, ignore_errors=True)
-        for name in IO_FILES:
-            io_file(self.io_prefix, name).unlink(missing_ok=True)
-
-
-IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
-
-
-def io_file(prefix: Path, name: str) -> Path:
-    """One of the attempt's protocol files (a name from IO_FILES)."""
-    return prefix.with_name(f"{prefix.name}.{name}")
+        shutil.rmtree(self.io_dir, ignore_errors=True)
 
 
 def make_scratch_layout(scratch: Path) -> None:
@@ -40,6 +31,7 @@ def prepare_dirs(
     """Create the attempt's workdir under `scratch` (laid out by make_scratch_layout) and copy its fixtures."""
     dirs = AttemptDirs(scratch / "work" / attempt_id, scratch / "io" / attempt_id)
     dirs.workdir.mkdir()
+    dirs.io_dir.mkdir()
     for fixture in scenario.fixtures.files:
         target = dirs.workdir / fixture.dest
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,16 @@ from pathlib import Path
 
 LIBRARY_ROOT = Path(__file__).resolve().parent.parent / "library"
 SKIPPED_DIRS = frozenset(
-    {".git", ".venv", "venv", "node_modules", "__pycache__", ".benchyard", "site-packages"}
+    {
+        ".git",
+        ".venv",
+        "venv",
+        "node_modules",
+        "__pycache__",
+        ".benchyard",
+        "site-packages",
+        "fixtures",
+    }
 )
 
 

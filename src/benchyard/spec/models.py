@@ -177,7 +177,17 @@ class Scenario(SpecModel):
     @field_validator("id", mode="before")
     @classmethod
     def _id_as_text(cls, value: Any) -> Any:
-        return str(value) if isinstance(value, int) else value
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+
+    @field_validator("reference", mode="before")
+    @classmethod
+    def _numbers_as_text(cls, value: Any) -> Any:
+        """`reference: 42` means the answer "42"."""
+        if isinstance(value, list):
+            return [cls._numbers_as_text(item) for item in value]
+        return (
+            str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
+        )
 
     @field_validator("id")
     @classmethod

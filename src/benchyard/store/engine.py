@@ -10,7 +10,6 @@ from sqlalchemy import Engine, create_engine, event, text
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.errors import BenchyardError
-from benchyard.store.schema import SCHEMA_REVISION
 
 
 class StoreUnavailable(BenchyardError):
@@ -59,6 +58,14 @@ def make_engine(url: str) -> Engine:
     return create_engine(url, pool_pre_ping=True)
 
 
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def head_revision() -> str:
+    """The newest migration: files are named `NNNN_<what>.py` with revision id `NNNN`, in order."""
+    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
 def _current_revision(engine: Engine) -> str | None:
     try:
         with engine.connect() as connection:
@@ -73,13 +80,13 @@ def ensure_schema(engine: Engine) -> None:
 
     Alembic is imported only when a migration is due: it costs a quarter second at start-up.
     """
-    if _current_revision(engine) == SCHEMA_REVISION:
+    if _current_revision(engine) == head_revision():
         return
     from alembic import command
     from alembic.config import Config
 
     config = Config()
-    config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
+    config.set_main_option("script_location", str(MIGRATIONS))
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

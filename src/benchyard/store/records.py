@@ -73,3 +73,4 @@ class AttemptRecord:
     cost_usd: float | None = None
     checks: list[CheckRecord] = field(default_factory=list)
     trajectory: list[Event] | None = None  # None when not loaded
+    patch: str | None = None  # the agent's change to its workdir, as a unified diff

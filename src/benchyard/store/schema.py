@@ -18,8 +18,6 @@ from sqlalchemy import (
     Text,
 )
 
-SCHEMA_REVISION = "0001"
-
 metadata = MetaData()
 
 runs = Table(
@@ -67,6 +65,7 @@ attempts = Table(
     Column("stdout_dropped_bytes", Integer, nullable=False),
     Column("stderr_dropped_bytes", Integer, nullable=False),
     Column("trajectory", LargeBinary),
+    Column("patch", LargeBinary),  # zlib-compressed unified diff of the workdir
     Column("turns", Integer, nullable=False),
     Column("hit_max_turns", Boolean, nullable=False),
     Column("tokens_in", Integer, nullable=False),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
@@ -18,7 +19,9 @@ from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results, runs
 
 LATEST = re.compile(r"^latest(?:~(\d+))?$")
-_ATTEMPT_COLUMNS = tuple(column.name for column in attempts.columns if column.name != "trajectory")
+_ATTEMPT_COLUMNS = tuple(
+    column.name for column in attempts.columns if column.name not in ("trajectory", "patch")
+)
 _RUN_FIELDS = tuple(f.name for f in fields(RunRecord))
 
 
@@ -131,12 +134,13 @@ class Store:
         run_id: str,
         *,
         include_superseded: bool = False,
-        with_trajectory: bool = False,
+        with_evidence: bool = False,
         scenario_id: str | None = None,
     ) -> list[AttemptRecord]:
+        """Attempts of a run; `with_evidence` also loads each trajectory and patch (large)."""
         columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS]
-        if with_trajectory:
-            columns.append(attempts.c.trajectory)
+        if with_evidence:
+            columns += [attempts.c.trajectory, attempts.c.patch]
         query = select(*columns).where(attempts.c.run_id == run_id)
         if not include_superseded:
             query = query.where(attempts.c.superseded.is_(False))
@@ -146,7 +150,7 @@ class Store:
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
             checks = self._checks_for(connection, run_id)
-        return [_attempt_from_row(row, checks.get(row.id, []), with_trajectory) for row in rows]
+        return [_attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
 
     def count_superseded(self, run_id: str) -> int:
         query = (
@@ -182,19 +186,22 @@ class Store:
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
     row = {name: getattr(record, name) for name in _ATTEMPT_COLUMNS}
     row["trajectory"] = trajectory_codec.encode(record.trajectory or [])
+    row["patch"] = zlib.compress(record.patch.encode()) if record.patch else None
     return row
 
 
 def _attempt_from_row(
-    row: Row[Any], checks: Iterable[CheckRecord], with_trajectory: bool
+    row: Row[Any], checks: Iterable[CheckRecord], with_evidence: bool
 ) -> AttemptRecord:
     values = row._asdict()
     blob = values.pop("trajectory", None)
+    patch = values.pop("patch", None)
     for key in ("started_at", "finished_at"):
         values[key] = _aware(values[key])
     record = AttemptRecord(**values, checks=list(checks))
-    if with_trajectory:
+    if with_evidence:
         record.trajectory = trajectory_codec.decode(blob)
+        record.patch = zlib.decompress(patch).decode() if patch else None
     return record
 
 

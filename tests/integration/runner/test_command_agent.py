@@ -58,7 +58,7 @@ def test_protocol_files_turns_fixtures_and_trajectory(
     result = cli("run", str(bench), "--agent-cmd", _agent(tmp_path, PROTOCOL_AGENT), "-q")
     assert result.exit_code == 0, result.output
     run = store.resolve_run("latest")
-    attempts = {a.scenario_id: a for a in store.attempts(run.id, with_trajectory=True)}
+    attempts = {a.scenario_id: a for a in store.attempts(run.id, with_evidence=True)}
     assert attempts["conv"].verdict == "passed", attempts["conv"].cause
     assert attempts["file"].verdict == "passed", attempts["file"].cause
     conv = attempts["conv"]

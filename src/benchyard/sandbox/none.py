@@ -1,0 +1,25 @@
+"""The `none` sandbox: the command runs on the host, in its private workdir, with no other confinement."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from benchyard.sandbox.process import ProcessOutcome, run_command
+
+
+class HostProcess:
+    name = "none"
+
+    async def run(
+        self,
+        argv: list[str],
+        *,
+        workdir: Path,
+        io_dir: Path,
+        env: dict[str, str],
+        timeout_sec: float,
+        output_cap_bytes: int,
+    ) -> ProcessOutcome:
+        return await run_command(
+            argv, cwd=workdir, env=env, timeout_sec=timeout_sec, output_cap_bytes=output_cap_bytes
+        )

@@ -1,0 +1,29 @@
+"""The Alembic migrations build exactly the tables the code uses, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import text
+
+from benchyard.store.engine import head_revision
+from benchyard.store.schema import metadata
+from benchyard.store.store import Store
+
+
+def test_migrated_schema_matches_the_tables_in_code(store: Store) -> None:
+    with store.engine.connect() as connection:
+        differences = compare_metadata(MigrationContext.configure(connection), metadata)
+        version = connection.execute(text("SELECT version_num FROM alembic_version")).scalar_one()
+    assert differences == []
+    assert version == head_revision()
+
+
+def test_opening_an_up_to_date_store_again_keeps_its_runs(store: Store, db_url: str) -> None:
+    from tests.unit.report.test_report_figures import _run
+
+    run = _run(store)
+    again = Store.open(db_url)
+    assert again.get_run(run.id).benchmark_name == "hand"
+    assert len(again.attempts(run.id)) == 12
+    again.close()
