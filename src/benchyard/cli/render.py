@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from pathlib import Path
 
 from rich.console import Console
@@ -52,9 +53,10 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         "parent",
     ):
         table.add_column(column)
+    counts = store.verdict_counts([run.id for run in runs])
     for run in runs:
-        attempts = store.attempts(run.id)
-        passed = sum(1 for a in attempts if a.verdict == "passed")
+        verdicts = counts.get(run.id, {})
+        finished, passed = sum(verdicts.values()), verdicts.get("passed", 0)
         table.add_row(
             run.id[:8],
             run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
@@ -62,11 +64,15 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             Text(run.agent_name),
             _commit(run),
             run.status,
-            f"{len(attempts)}/{run.planned_attempts}",
+            f"{finished}/{run.planned_attempts}",
             str(passed),
             (run.parent_run_id or "")[:8],
         )
     _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")
+
+
+def _moment(moment: datetime | None) -> str:
+    return "not yet" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
 def print_run(store: Store, run: RunRecord) -> None:
@@ -79,10 +85,9 @@ def print_run(store: Store, run: RunRecord) -> None:
             f"agent {run.agent_name} {run.agent_config}\n"
             f"commit {_commit(run)} in {run.agent_repo or '(not a git repository)'}\n"
             f"settings {run.settings}\n"
-            f"benchyard {run.benchyard_version} on {run.host}; started {run.started_at:%Y-%m-%d %H:%M:%S}, "
-            f"finished {run.finished_at:%Y-%m-%d %H:%M:%S}"
-            if run.finished_at
-            else f"run {run.id} ({run.status}), started {run.started_at:%Y-%m-%d %H:%M:%S}, not finished"
+            f"benchyard {run.benchyard_version} on {run.host}; started {_moment(run.started_at)}, "
+            f"finished {_moment(run.finished_at)}"
+            + (f"\nre-runs {run.parent_run_id}" if run.parent_run_id else "")
         )
     )
     table = Table()

@@ -152,6 +152,21 @@ class Store:
             checks = self._checks_for(connection, run_id)
         return [_attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
 
+    def verdict_counts(self, run_ids: list[str]) -> dict[str, dict[str, int]]:
+        """Final attempts per verdict for each run, in one query."""
+        if not run_ids:
+            return {}
+        query = (
+            select(attempts.c.run_id, attempts.c.verdict, func.count())
+            .where(attempts.c.run_id.in_(run_ids), attempts.c.superseded.is_(False))
+            .group_by(attempts.c.run_id, attempts.c.verdict)
+        )
+        counts: dict[str, dict[str, int]] = {}
+        with self.engine.connect() as connection:
+            for run_id, verdict, count in connection.execute(query):
+                counts.setdefault(run_id, {})[verdict] = int(count)
+        return counts
+
     def count_superseded(self, run_id: str) -> int:
         query = (
             select(func.count())

@@ -165,3 +165,28 @@ def test_workdirs_are_removed(tmp_path: Path, cli: Cli) -> None:
     workdir = Path(record.read_text().strip())
     assert workdir.parent.name == "work"
     assert not workdir.exists()
+
+
+def test_an_agent_over_max_turns_fails_with_the_reason(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
+    chatty = _agent(
+        tmp_path,
+        """
+import json, os
+with open(os.environ["BENCHYARD_TRAJECTORY_FILE"], "a") as log:
+    for n in range(5):
+        log.write(json.dumps({"kind": "message", "role": "assistant", "content": f"step {n}"}) + "\\n")
+print("x")
+""",
+    )
+    bench = write_benchmark(
+        tmp_path / "bench", [scenario("a", "x", limits={"max_turns": 3}), scenario("b", "x")]
+    )
+    cli("run", str(bench), "--agent-cmd", chatty, "-q")
+    attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
+    assert attempts["a"].verdict == "failed"
+    assert attempts["a"].cause == "used 5 turns, over max_turns 3"
+    assert attempts["a"].hit_max_turns
+    assert attempts["b"].verdict == "passed"
+    assert attempts["b"].turns == 5
