@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from benchyard.cli.app import app
+from benchyard.store.records import RunRecord
 
 
 def write_benchmark(
@@ -73,3 +75,23 @@ class Cli:
         return subprocess.Popen(
             full, cwd=self.cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen
         )
+
+
+def run_record(run_id: str, **overrides: Any) -> RunRecord:
+    """A finished run record with plausible defaults, for tests that write to the store directly."""
+    values: dict[str, Any] = {
+        "id": run_id,
+        "status": "finished",
+        "benchmark_name": "b",
+        "benchmark_version": "1",
+        "benchmark_hash": "sha256:00",
+        "benchmark_path": "/nowhere",
+        "agent_name": "a",
+        "agent_config": {"kind": "command"},
+        "settings": {"epochs": 1},
+        "benchyard_version": "0",
+        "host": "h",
+        "started_at": datetime(2026, 1, 1, tzinfo=UTC),
+        "planned_attempts": 0,
+    }
+    return RunRecord(**{**values, **overrides})

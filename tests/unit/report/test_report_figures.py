@@ -11,6 +11,7 @@ from benchyard.report.render import to_markdown
 from benchyard.report.stats import percentile, wilson_interval
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.store import Store
+from tests.support import run_record
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -32,18 +33,9 @@ ROWS = [
 
 
 def _run(store: Store) -> RunRecord:
-    run = RunRecord(
-        id="feedc0de00000001",
-        status="finished",
+    run = run_record(
+        "feedc0de00000001",
         benchmark_name="hand",
-        benchmark_version="1",
-        benchmark_hash="sha256:00",
-        benchmark_path="/nowhere",
-        agent_name="a",
-        agent_config={"kind": "command"},
-        settings={"epochs": 1},
-        benchyard_version="0",
-        host="h",
         started_at=T0,
         planned_attempts=12,
         agent_commit="0123456789abcdef",

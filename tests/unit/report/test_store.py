@@ -6,28 +6,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from benchyard.store.records import RunRecord
 from benchyard.store.store import RunNotFound, Store
+from tests.support import run_record
 
 
 def _add(store: Store, run_id: str, minutes: int) -> None:
-    store.create_run(
-        RunRecord(
-            id=run_id,
-            status="finished",
-            benchmark_name="b",
-            benchmark_version="1",
-            benchmark_hash="h",
-            benchmark_path="/",
-            agent_name="a",
-            agent_config={},
-            settings={},
-            benchyard_version="0",
-            host="h",
-            started_at=datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes),
-            planned_attempts=0,
-        )
-    )
+    started = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(minutes=minutes)
+    store.create_run(run_record(run_id, started_at=started))
 
 
 def test_run_references(store: Store) -> None:
