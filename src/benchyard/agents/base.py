@@ -21,6 +21,7 @@ class AgentTask:
     max_turns: int
     output_cap_bytes: int
     sandbox: Sandbox
+    scenario_dir: Path | None = None  # the scenario file's directory (fixture sources, references)
 
 
 @dataclass

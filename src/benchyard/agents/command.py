@@ -13,6 +13,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.agents.tool_server import serve_tools
+from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event, message
 from benchyard.sandbox.process import ProcessOutcome
@@ -42,13 +44,36 @@ class CommandAgent:
     def describe(self) -> dict[str, Any]:
         return self.config.model_dump()
 
+    @property
+    def readable_paths(self) -> tuple[Path, ...]:
+        """The existing absolute paths the command names (its script, its interpreter): a sandbox
+        shows them read-only even where it hides the host's files (its private /tmp)."""
+        return named_paths(self.config.command)
+
     async def run(self, task: AgentTask) -> AgentResult:
         assert task.workdir is not None and task.io_dir is not None
         deadline = time.monotonic() + task.timeout_sec
         result = AgentResult()
+        toolbox = ToolBox(task.scenario.tools, result.trajectory) if task.scenario.tools else None
+        async with serve_tools(toolbox, task.io_dir) as tools_env:
+            await self._turns(task, deadline, result, toolbox, tools_env)
+        result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))
+        return result
+
+    async def _turns(
+        self,
+        task: AgentTask,
+        deadline: float,
+        result: AgentResult,
+        toolbox: ToolBox | None,
+        tools_env: dict[str, str],
+    ) -> None:
+        assert task.workdir is not None and task.io_dir is not None
         conversation = _opening_messages(task)
         trajectory_offset = 0
         for turn_number, user_text in enumerate(task.scenario.stimulus.turns, start=1):
+            if toolbox is not None:
+                toolbox.turn = turn_number
             conversation.append({"role": "user", "content": user_text})
             result.trajectory.append(message("user", user_text))
             files = _write_turn_files(task.io_dir, user_text, conversation)
@@ -56,7 +81,7 @@ class CommandAgent:
                 ["/bin/sh", "-c", self.config.command],
                 workdir=task.workdir,
                 io_dir=task.io_dir,
-                env=self._environment(task, turn_number, files),
+                env={**self._environment(task, turn_number, files), **tools_env},
                 timeout_sec=max(deadline - time.monotonic(), 0.001),
                 output_cap_bytes=task.output_cap_bytes,
             )
@@ -69,8 +94,6 @@ class CommandAgent:
             result.answers.append(answer)
             result.trajectory.append(message("assistant", answer))
             conversation.append({"role": "assistant", "content": answer})
-        result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))
-        return result
 
     def _environment(self, task: AgentTask, turn: int, files: dict[str, Path]) -> dict[str, str]:
         return {
@@ -105,6 +128,18 @@ def anchor_relative_paths(command: str, base: Path) -> str:
         return shlex.quote(str(candidate.resolve())) if candidate.exists() else word
 
     return _WORD.sub(anchored, command)
+
+
+def named_paths(command: str) -> tuple[Path, ...]:
+    """The existing absolute paths among the words of a shell command."""
+    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
+    lexer.whitespace_split = True
+    try:
+        words = list(lexer)
+    except ValueError:  # unbalanced quotes: the shell will say so when it runs
+        words = command.split()
+    found = {Path(word) for word in words if word.startswith("/") and len(word) > 1}
+    return tuple(sorted(path for path in found if path.exists()))
 
 
 def _opening_messages(task: AgentTask) -> list[dict[str, str]]:
@@ -188,10 +223,11 @@ def _float_or_none(value: Any) -> float | None:
 
 
 def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentResult) -> None:
+    limit = f" ({outcome.limit_hit} reached)" if outcome.limit_hit else ""
     if outcome.timed_out:
         raise AttemptFailure(
             FailureKind.AGENT_TIMEOUT,
-            f"timed out after {task.timeout_sec:g}s; process tree killed",
+            f"timed out after {task.timeout_sec:g}s; process tree killed{limit}",
             result,
         )
     code = outcome.returncode
@@ -199,6 +235,10 @@ def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentRes
         return
     tail = outcome.stderr.decode("utf-8", errors="replace").strip()[-STDERR_TAIL_CHARS:]
     detail = f": {tail}" if tail else ""
+    if limit:
+        raise AttemptFailure(
+            FailureKind.RESOURCE_LIMIT, f"agent exited with code {code}{limit}{detail}", result
+        )
     if code == EXIT_TEMPFAIL:
         raise AttemptFailure(
             FailureKind.AGENT_TEMPFAIL,

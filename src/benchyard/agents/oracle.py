@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.runner.trajectory import message
+from benchyard.runner.trajectory import Event, message
+from benchyard.spec.models import Scenario
+from benchyard.spec.tools import ToolReference
 
 
 class OracleAgent:
@@ -24,8 +27,31 @@ class OracleAgent:
             raise AttemptFailure(
                 FailureKind.MISSING_REFERENCE, f"scenario '{task.scenario.id}' has no reference"
             )
-        result = AgentResult(answers=answers, turns=len(answers))
-        for turn, answer in zip(task.scenario.stimulus.turns, answers, strict=True):
-            result.trajectory.append(message("user", turn))
-            result.trajectory.append(message("assistant", answer))
-        return result
+        if task.workdir is not None and task.scenario_dir is not None:
+            from benchyard.runner.two_phase import apply_reference_change
+
+            await apply_reference_change(task.scenario, task.scenario_dir, task.workdir)
+        return AgentResult(
+            answers=answers, trajectory=reference_trajectory(task.scenario), turns=len(answers)
+        )
+
+
+def reference_trajectory(scenario: Scenario) -> list[Event]:
+    """The trajectory of the reference solution: each user turn, the reference's tool calls of that
+    turn answered from the fixtures, then the reference answer."""
+    answers = scenario.reference_answers() or []
+    reference = scenario.reference
+    calls = reference.tool_calls if isinstance(reference, ToolReference) else []
+    events: list[Event] = []
+    toolbox = ToolBox(scenario.tools, events)
+    last = len(scenario.stimulus.turns)
+    for turn, (user_text, answer) in enumerate(
+        zip(scenario.stimulus.turns, answers, strict=True), start=1
+    ):
+        events.append(message("user", user_text))
+        toolbox.turn = turn
+        for call in calls:
+            if (call.turn or last) == turn:
+                toolbox.call(call.name, call.arguments)
+        events.append(message("assistant", answer))
+    return events

@@ -1,4 +1,4 @@
-"""Registry of agent kinds. Built-ins: `command`, `oracle`; other packages add kinds through the
+"""Registry of agent kinds. Built-ins: `command`, `openai`, `oracle`; other packages add kinds through the
 `benchyard.agents` entry-point group (each entry point is a factory `(name, config) -> Agent`)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchyard.agents.base import Agent
-from benchyard.errors import BenchyardError
+from benchyard.errors import BenchyardError, field_problems
 
 ENTRY_POINT_GROUP = "benchyard.agents"
 AgentFactory = Callable[[str, dict[str, Any]], Agent]
@@ -32,7 +32,17 @@ def _oracle(name: str, config: dict[str, Any]) -> Agent:
     return OracleAgent(name)
 
 
-BUILTIN_KINDS: dict[str, AgentFactory] = {"command": _command, "oracle": _oracle}
+def _openai(name: str, config: dict[str, Any]) -> Agent:
+    from benchyard.agents.openai import OpenAIAgent, OpenAIAgentConfig
+
+    return OpenAIAgent(name, OpenAIAgentConfig.model_validate(config))
+
+
+BUILTIN_KINDS: dict[str, AgentFactory] = {
+    "command": _command,
+    "openai": _openai,
+    "oracle": _oracle,
+}
 
 
 def agent_kinds() -> dict[str, AgentFactory]:
@@ -51,8 +61,4 @@ def build_agent(name: str, config: dict[str, Any]) -> Agent:
     try:
         return factory(name, config)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in item['loc']) or 'config'}: {item['msg']}"
-            for item in error.errors()
-        )
-        raise AgentConfigError(f"agent '{name}': {problems}") from None
+        raise AgentConfigError(f"agent '{name}': {field_problems(error)}") from None

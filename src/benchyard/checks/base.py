@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
+    from benchyard.providers.judge import Judge
     from benchyard.runner.trajectory import Event
+    from benchyard.sandbox.process import ProcessOutcome
     from benchyard.spec.models import Scenario
 
 
@@ -39,6 +42,39 @@ class Evidence:
     answers: list[str] = field(default_factory=list)
     trajectory: list[Event] = field(default_factory=list)
     workdir: Path | None = None
+    code: CodeWorkspace | None = None  # checks registered with needs_code=True get one
+    judge: Judge | None = None  # the run's judge model, for llm_rubric and reference_match
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of the agent's patch; line counts are None for a binary file."""
+
+    path: str
+    status: str  # added | modified | deleted
+    added_lines: int | None
+    deleted_lines: int | None
+
+
+class CodeWorkspace(Protocol):
+    """What a code check sees: the agent's patch and a fresh verification workdir (the pristine
+    fixtures, the patch applied, then the verification-only fixtures), private to the check."""
+
+    patch: str  # the agent's change as a git unified diff ("" when it changed nothing)
+    patch_error: str | None  # why the patch was refused or did not apply; None when applied
+    changes: tuple[FileChange, ...]
+    workdir: Path
+    io_dir: Path  # a scratch directory outside the workdir, reachable from the sandbox
+
+    async def run(
+        self, argv: Sequence[str], *, timeout_sec: float, env: Mapping[str, str] | None = None
+    ) -> ProcessOutcome:
+        """Run `argv` in a fresh sandbox of the run's kind, with the workdir as its cwd."""
+        ...
+
+    def write_file(self, relative: str, text: str) -> Path:
+        """Write a file into the workdir, replacing what the patch left there (links not followed)."""
+        ...
 
 
 class CheckFailedToRun(Exception):

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.metadata import entry_points
 from typing import Any, TypeVar
@@ -17,10 +17,17 @@ BUILTIN_MODULES = (
     "benchyard.checks.numeric",
     "benchyard.checks.json_checks",
     "benchyard.checks.shape",
+    "benchyard.checks.tools",
+    "benchyard.checks.judge",
+    "benchyard.checks.code_exec",
+    "benchyard.checks.tests_check",
+    "benchyard.checks.static",
+    "benchyard.checks.diff_quality",
 )
 
 P = TypeVar("P", bound=CheckParams)
-CheckFunction = Callable[[Any, Evidence], CheckResult]
+Outcome = CheckResult | Awaitable[CheckResult]
+CheckFunction = Callable[[Any, Evidence], Outcome]
 
 
 @dataclass(frozen=True)
@@ -29,6 +36,7 @@ class CheckType:
     params: type[CheckParams]
     evaluate: CheckFunction
     summary: str
+    needs_code: bool = False  # graded in a fresh verification sandbox (Evidence.code)
 
 
 _registry: dict[str, CheckType] = {}
@@ -36,15 +44,18 @@ _loaded = False
 
 
 def check(
-    name: str, params: type[P]
-) -> Callable[[Callable[[P, Evidence], CheckResult]], Callable[[P, Evidence], CheckResult]]:
-    """Register a check type: `@check("regex", RegexParams)` over `def regex(params, evidence)`."""
+    name: str, params: type[P], *, needs_code: bool = False
+) -> Callable[[Callable[[P, Evidence], Outcome]], Callable[[P, Evidence], Outcome]]:
+    """Register a check type: `@check("regex", RegexParams)` over `def regex(params, evidence)`.
+
+    A check may be `async`; one that runs code says `needs_code=True` and gets `evidence.code`.
+    """
 
     def register(
-        function: Callable[[P, Evidence], CheckResult],
-    ) -> Callable[[P, Evidence], CheckResult]:
+        function: Callable[[P, Evidence], Outcome],
+    ) -> Callable[[P, Evidence], Outcome]:
         summary = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
-        _registry[name] = CheckType(name=name, params=params, evaluate=function, summary=summary)
+        _registry[name] = CheckType(name, params, function, summary, needs_code)
         return function
 
     return register

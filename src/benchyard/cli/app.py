@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-from benchyard.cli import benchmark_commands, report_commands, run_commands
+from benchyard.cli import (
+    benchmark_commands,
+    compare_commands,
+    fake_llm_commands,
+    queue_commands,
+    report_commands,
+    run_commands,
+)
 
 app = typer.Typer(
     name="benchyard",
@@ -46,9 +53,15 @@ COMMANDS = (
     benchmark_commands.verify,
     run_commands.run,
     run_commands.rerun,
+    queue_commands.worker,
+    queue_commands.cancel,
     report_commands.runs,
     report_commands.show,
     report_commands.report,
+    compare_commands.compare,
+    compare_commands.history,
+    compare_commands.rescore,
+    fake_llm_commands.fake_llm,
 )
 for command in COMMANDS:
     app.command()(command)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
+from benchyard.cli.options import SandboxOption
 
 if TYPE_CHECKING:
     pass
@@ -70,13 +71,15 @@ def benchmarks() -> None:
 @handle_errors
 def verify(
     benchmark: Annotated[str, typer.Argument(help="A benchmark directory or built-in name.")],
+    sandbox: SandboxOption = None,
 ) -> None:
-    """Run every scenario's reference through its checks; report broken cases (exit 1 if any)."""
+    """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
+    Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
     from benchyard.runner.api import verify_benchmark
     from benchyard.spec.loader import load_benchmark
 
     loaded = load_benchmark(benchmark)
-    outcomes = verify_benchmark(loaded)
+    outcomes = verify_benchmark(loaded, sandbox)
     broken = [outcome for outcome in outcomes if not outcome.ok]
     for outcome in broken:
         typer.echo(f"broken: {outcome.scenario_id}: {outcome.reason}")

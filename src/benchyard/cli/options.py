@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -17,3 +18,31 @@ DbOption = Annotated[
 RunArg = Annotated[
     str, typer.Argument(help="A run id, a unique id prefix, 'latest' or 'latest~N'.")
 ]
+SandboxOption = Annotated[
+    str | None,
+    typer.Option(
+        "--sandbox",
+        help="Where agent commands and model-written code run: bwrap (the default on Linux "
+        "with bubblewrap installed), docker, or none (the host; needs --allow-unsandboxed).",
+    ),
+]
+AllowNetworkOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-network",
+        help="Let agent commands reach the network from their sandbox (an agent that calls a "
+        "model over HTTP); code is still graded without it.",
+    ),
+]
+AllowUnsandboxedOption = Annotated[
+    bool,
+    typer.Option(
+        "--allow-unsandboxed",
+        help="Let --sandbox none run agent commands and model-written code on this host.",
+    ),
+]
+
+
+class OnCrash(StrEnum):
+    resume = "resume"
+    fail = "fail"

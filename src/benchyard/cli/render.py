@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from pathlib import Path
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -15,6 +15,7 @@ from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 
 PIPED_WIDTH = 160
+PATCH_SHOWN_CHARS = 20_000
 VERDICT_STYLES = {"passed": "green", "failed": "red", "timeout": "yellow", "error": "magenta"}
 
 
@@ -28,8 +29,12 @@ def _console(path: Path | None = None) -> Console:
 
 
 def print_report(report: RunReport, path: Path | None = None) -> None:
+    print_renderables(to_rich(report), path)
+
+
+def print_renderables(renderables: list[RenderableType], path: Path | None = None) -> None:
     console = _console(path)
-    for renderable in to_rich(report):
+    for renderable in renderables:
         console.print(renderable)
 
 
@@ -90,6 +95,7 @@ def print_run(store: Store, run: RunRecord) -> None:
             + (f"\nre-runs {run.parent_run_id}" if run.parent_run_id else "")
         )
     )
+    _print_run_history(console, store, run)
     table = Table()
     for column in ("scenario", "epoch", "try", "verdict", "score", "turns", "sec", "cause"):
         table.add_column(column, overflow="fold")
@@ -105,6 +111,26 @@ def print_run(store: Store, run: RunRecord) -> None:
             Text(shorten(attempt.cause or "", 100)),
         )
     console.print(table)
+
+
+def _print_run_history(console: Console, store: Store, run: RunRecord) -> None:
+    """Why the run ended as it did, what it re-graded, and every time it was resumed."""
+    from benchyard.store.queue import Queue
+
+    if run.status_reason:
+        console.print(Text(f"{run.status}: {run.status_reason}"))
+    if run.rescored_from:
+        console.print(Text(f"rescores run {run.rescored_from} (its recorded outputs, re-graded)"))
+    resumes = Queue(store).resumes(run.id)
+    for number, resume in enumerate(resumes, start=1):
+        what = "re-queued" if resume.action == "requeued" else "cancelled, run failed:"
+        console.print(
+            Text(
+                f"resume {number}/{len(resumes)} at {resume.at:%Y-%m-%d %H:%M:%S}: worker "
+                f"{resume.lost_worker} was lost ({resume.cause}); {resume.by_worker} kept "
+                f"{resume.kept} finished attempts, {what} {resume.requeued}"
+            )
+        )
 
 
 def print_scenario_attempts(store: Store, run: RunRecord, scenario_id: str) -> None:
@@ -156,3 +182,15 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
                 console.print(
                     Text(f"[{name} capped: {dropped} more bytes dropped]", style="yellow")
                 )
+    if attempt.patch:
+        _print_patch(console, attempt.patch)
+
+
+def _print_patch(console: Console, patch: str) -> None:
+    """The agent's change, as plain text (it is the agent's), cut after PATCH_SHOWN_CHARS."""
+    console.print(Text("patch:", style="bold"))
+    console.print(Text(patch[:PATCH_SHOWN_CHARS].rstrip("\n")))
+    if len(patch) > PATCH_SHOWN_CHARS:
+        console.print(
+            Text(f"[patch cut: {len(patch) - PATCH_SHOWN_CHARS} more characters]", style="yellow")
+        )

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import (
+    AllowNetworkOption,
+    AllowUnsandboxedOption,
+    DbOption,
+    OnCrash,
+    RunArg,
+    SandboxOption,
+)
 
 if TYPE_CHECKING:
     from benchyard.runner.execute import RunObserver
@@ -69,6 +76,21 @@ def run(
             "--work-root", help="Where attempt workdirs go (default /dev/shm, else $TMPDIR)."
         ),
     ] = None,
+    enqueue: Annotated[
+        bool,
+        typer.Option(
+            "--enqueue", help="Queue the run for `benchyard worker` instead of running it."
+        ),
+    ] = False,
+    on_crash: Annotated[
+        OnCrash,
+        typer.Option(
+            "--on-crash", help="When a worker dies mid-run: resume the run, or mark it failed."
+        ),
+    ] = OnCrash.resume,
+    sandbox: SandboxOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
+    allow_network: AllowNetworkOption = False,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar and no report.")
     ] = False,
@@ -76,8 +98,9 @@ def run(
 ) -> None:
     """Run a benchmark against an agent; every attempt lands in the store."""
     from benchyard.cli.context import load_project, open_store
-    from benchyard.runner.api import execute, plan_run, resolve_agent
+    from benchyard.runner.api import execute, judge_for, plan_run, resolve_agent
     from benchyard.runner.execute import RunSettings, default_work_root
+    from benchyard.sandbox.registry import default_sandbox_name
     from benchyard.spec.loader import load_benchmark
 
     config = load_project()
@@ -94,9 +117,20 @@ def run(
         retry_backoff_sec=retry_backoff,
         keep_workdirs=keep_workdirs,
         work_root=str(work_root) if work_root else default_work_root(),
+        judge=judge_for(config),
+        on_crash=on_crash.value,
+        sandbox=sandbox or default_sandbox_name(),
+        allow_unsandboxed=allow_unsandboxed,
+        allow_network=allow_network,
     )
     plan = plan_run(loaded, settings)
     store = open_store(db, config)
+    if enqueue:
+        from benchyard.cli.queue_commands import tell_queued
+        from benchyard.runner.api import enqueue as enqueue_run
+
+        tell_queued(enqueue_run(store, loaded, chosen, plan, settings, agent_repo=agent_repo))
+        return
     _execute_and_report(
         store,
         lambda observer: execute(
@@ -137,8 +171,21 @@ def rerun(
     failed: Annotated[
         bool, typer.Option("--failed", help="Re-run the failed, errored and timed-out attempts.")
     ] = False,
+    recover: Annotated[
+        bool,
+        typer.Option(
+            "--recover", help="Re-run only the attempts whose answer was lost to reasoning."
+        ),
+    ] = False,
+    max_tokens: Annotated[
+        int | None,
+        typer.Option("--max-tokens", min=1, help="A new token budget for an openai agent."),
+    ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1)] = None,
     agent_repo: Annotated[Path, typer.Option("--agent-repo")] = Path("."),
+    sandbox: SandboxOption = None,
+    allow_unsandboxed: AllowUnsandboxedOption = False,
+    allow_network: AllowNetworkOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     db: DbOption = None,
 ) -> None:
@@ -146,13 +193,22 @@ def rerun(
     from benchyard.cli.context import load_project, open_store
     from benchyard.runner.api import execute, plan_rerun
 
-    if not failed:
-        raise typer.BadParameter("say what to re-run: --failed", param_hint="--failed")
+    if failed == recover:
+        raise typer.BadParameter(
+            "say what to re-run: --failed or --recover", param_hint="--failed/--recover"
+        )
     config = load_project()
     store = open_store(db, config)
     parent = store.resolve_run(run_ref)
-    overrides = {"concurrency": concurrency} if concurrency else {}
-    plan = plan_rerun(store, parent, overrides)
+    overrides: dict[str, object] = {"concurrency": concurrency} if concurrency else {}
+    if sandbox:
+        overrides["sandbox"] = sandbox  # else the parent run's sandbox
+    if allow_unsandboxed:
+        overrides["allow_unsandboxed"] = True
+    if allow_network:
+        overrides["allow_network"] = True
+    agent_overrides = {"max_tokens": max_tokens} if max_tokens else {}
+    plan = plan_rerun(store, parent, overrides, recover=recover, agent_overrides=agent_overrides)
     typer.echo(f"re-running {len(plan.plan)} attempts of run {parent.id[:8]}", err=True)
     _execute_and_report(
         store,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import asdict
 
 from benchyard.report.model import (
     AgentIdentity,
@@ -12,13 +13,14 @@ from benchyard.report.model import (
     CheckCounts,
     Durations,
     Failure,
+    Resume,
     RunInfo,
     RunReport,
     Summary,
 )
 from benchyard.report.stats import percentile, wilson_interval
 from benchyard.runner.failures import COUNTED_VERDICTS
-from benchyard.store.records import AttemptRecord, RunRecord
+from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.store import Store
 
 
@@ -32,19 +34,32 @@ def final_attempts(store: Store, chain: list[RunRecord]) -> list[AttemptRecord]:
 
 
 def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunReport:
+    from benchyard.report.flags import review_flags
+    from benchyard.report.passk import repeated_attempts
+    from benchyard.store.queue import Queue
+
     chain = store.run_chain(run) if merged else [run]
     attempts = final_attempts(store, chain)
     retried = sum(store.count_superseded(r.id) for r in chain)
+    resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
     return RunReport(
-        run=_run_info(run, [r.id for r in chain]),
+        run=_run_info(run, [r.id for r in chain], resumes),
         summary=summarise(attempts, retried),
         categories=_categories(attempts),
         checks=_checks(attempts),
         failures=[_failure(a) for a in attempts if a.verdict != "passed"],
+        flags=review_flags(attempts),
+        repeated=repeated_attempts(attempts),
     )
 
 
-def _run_info(run: RunRecord, chain: list[str]) -> RunInfo:
+def _resume(resume: ResumeRecord) -> Resume:
+    values = asdict(resume)
+    values.pop("run_id")
+    return Resume(**values)
+
+
+def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInfo:
     return RunInfo(
         id=run.id,
         status=run.status,
@@ -64,6 +79,9 @@ def _run_info(run: RunRecord, chain: list[str]) -> RunInfo:
         finished_at=run.finished_at,
         parent_run_id=run.parent_run_id,
         merged_runs=chain,
+        status_reason=run.status_reason,
+        rescored_from=run.rescored_from,
+        resumes=resumes,
     )
 
 
@@ -93,6 +111,7 @@ def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
         tokens_out=sum(a.tokens_out for a in attempts),
         cost_usd=sum(costs) if costs else None,
         hit_max_turns=sum(1 for a in attempts if a.hit_max_turns),
+        reasoning_truncated=sum(1 for a in attempts if a.failure_kind == "reasoning_truncated"),
         durations=Durations(
             p50_sec=percentile(durations, 50),
             p90_sec=percentile(durations, 90),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +27,16 @@ class AgentIdentity(ReportModel):
     dirty: bool | None = Field(description="Whether the agent's tree had uncommitted changes.")
 
 
+class Resume(ReportModel):
+    at: datetime
+    action: str = Field(description="requeued, or failed (the run asked for --on-crash fail).")
+    lost_worker: str
+    cause: str = Field(description="Why the worker counted as lost: lease expired, process gone.")
+    by_worker: str
+    kept: int = Field(description="Finished attempts kept.")
+    requeued: int = Field(description="Unfinished attempts put back in the queue (or cancelled).")
+
+
 class RunInfo(ReportModel):
     id: str
     status: str
@@ -40,6 +50,15 @@ class RunInfo(ReportModel):
     parent_run_id: str | None
     merged_runs: list[str] = Field(
         description="Runs whose attempts make up this report, oldest first."
+    )
+    status_reason: str | None = Field(
+        default=None, description="Why the run failed or was cancelled."
+    )
+    rescored_from: str | None = Field(
+        default=None, description="The run whose recorded outputs this one re-graded."
+    )
+    resumes: list[Resume] = Field(
+        default_factory=list, description="Each time a lost worker's attempts were taken back."
     )
 
 
@@ -75,6 +94,11 @@ class Summary(ReportModel):
     tokens_out: int
     cost_usd: float | None
     hit_max_turns: int
+    reasoning_truncated: int = Field(
+        default=0,
+        description="Attempts whose answer stayed empty because the token budget went to "
+        "reasoning, even after one retry with reasoning lowered (`rerun --recover`).",
+    )
     durations: Durations
 
 
@@ -104,6 +128,32 @@ class Failure(ReportModel):
     run_id: str
 
 
+class ReviewFlag(ReportModel):
+    kind: Literal["long", "flaky", "near_threshold", "hit_max_turns"]
+    scenario_id: str
+    epoch: int | None = Field(description="None for a flag on a whole scenario (flaky).")
+    attempt_id: str | None
+    detail: str
+
+
+class PassAtK(ReportModel):
+    k: int
+    pass_at_k: float = Field(description="Mean over scenarios of 1 - C(n-c,k)/C(n,k).")
+    pass_hat_k: float = Field(description="Mean over scenarios of C(c,k)/C(n,k): all k pass.")
+    scenarios: int = Field(description="Scenarios with at least k counted attempts.")
+
+
+class ScenarioSuccesses(ReportModel):
+    successes: int
+    attempts: int = Field(description="Counted attempts (errors left out).")
+
+
+class RepeatedAttempts(ReportModel):
+    epochs: int
+    by_k: list[PassAtK]
+    scenarios: dict[str, ScenarioSuccesses]
+
+
 class RunReport(ReportModel):
     schema_version: str = SCHEMA_VERSION
     run: RunInfo
@@ -114,4 +164,82 @@ class RunReport(ReportModel):
     )
     failures: list[Failure] = Field(
         description="Every final attempt that did not pass, with its cause."
+    )
+    flags: list[ReviewFlag] = Field(
+        default_factory=list, description="Attempts and scenarios for a human to review."
+    )
+    repeated: RepeatedAttempts | None = Field(
+        default=None, description="pass@k and pass^k with epochs > 1; None with one epoch."
+    )
+
+
+# ---- comparisons and history (`benchyard compare`, `benchyard history`) -------------------
+
+
+class RunFigures(ReportModel):
+    id: str
+    agent: str
+    commit: str | None
+    dirty: bool | None
+    benchmark: BenchmarkIdentity
+    started_at: datetime
+    status: str
+    accuracy: float | None
+    accuracy_ci95: tuple[float, float] | None
+    passed: int
+    counted: int
+    cost_usd: float | None
+    avg_turns: float | None
+    p50_sec: float | None
+    total_attempt_sec: float
+
+
+class CategoryDelta(ReportModel):
+    baseline_raw: str | None
+    raw: str | None
+    baseline_accuracy: float | None
+    accuracy: float | None
+    delta: float | None
+
+
+class CandidateComparison(ReportModel):
+    run: RunFigures
+    paired: int = Field(description="(scenario, epoch) pairs counted in both runs.")
+    both_passed: int
+    both_failed: int
+    pass_to_fail: int
+    fail_to_pass: int
+    accuracy_delta: float | None = Field(
+        description="Paired: (fail_to_pass - pass_to_fail) / paired."
+    )
+    accuracy_delta_ci95: tuple[float, float] | None = Field(
+        description="Newcombe's hybrid score interval for a paired difference."
+    )
+    mcnemar_p: float = Field(description="Exact two-sided McNemar p-value on the discordant pairs.")
+    significant_regression: bool = Field(description="A drop with mcnemar_p < alpha.")
+    significant_improvement: bool
+    categories: dict[str, CategoryDelta]
+    cost_delta_usd: float | None
+    avg_turns_delta: float | None
+    p50_sec_delta: float | None
+    total_attempt_sec_delta: float
+
+
+class ScenarioRow(ReportModel):
+    scenario_id: str
+    epoch: int
+    category: str
+    verdicts: list[str | None] = Field(description="Baseline first, then each candidate.")
+    flips: list[Literal["pass_to_fail", "fail_to_pass"] | None] = Field(
+        description="Each candidate against the baseline."
+    )
+
+
+class Comparison(ReportModel):
+    schema_version: str = SCHEMA_VERSION
+    alpha: float
+    baseline: RunFigures
+    candidates: list[CandidateComparison]
+    scenarios: list[ScenarioRow] = Field(
+        description="Pass-to-fail flips first, then fail-to-pass, then the rest."
     )

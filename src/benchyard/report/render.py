@@ -37,7 +37,7 @@ def shorten(text: str, limit: int = CAUSE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _md_cell(text: str) -> str:
+def md_cell(text: str) -> str:
     """Escape text for a Markdown table cell or list item, so agent output cannot inject markup."""
     escaped = text.replace("\\", "\\\\")
     for char in "|`*_[]<>#!":
@@ -63,7 +63,7 @@ def to_markdown(reports: list[RunReport]) -> str:
         "cost",
     ]
     lines = [
-        f"# benchyard report: {_md_cell(reports[0].run.benchmark.name)} {_md_cell(reports[0].run.benchmark.version)}",
+        f"# benchyard report: {md_cell(reports[0].run.benchmark.name)} {md_cell(reports[0].run.benchmark.version)}",
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -72,7 +72,7 @@ def to_markdown(reports: list[RunReport]) -> str:
         summary = report.summary
         cells = [
             report.run.id[:8],
-            _md_cell(report.run.agent.name),
+            md_cell(report.run.agent.name),
             commit_label(report),
             percent(summary.accuracy),
             interval(summary.accuracy_ci95),
@@ -92,10 +92,33 @@ def to_markdown(reports: list[RunReport]) -> str:
         for failure in report.failures:
             epoch = f" (epoch {failure.epoch})" if report.run.settings.get("epochs", 1) > 1 else ""
             lines.append(
-                f"- **{_md_cell(failure.scenario_id)}**{epoch} [{failure.category}] {failure.verdict}: "
-                f"{_md_cell(shorten(failure.cause))}"
+                f"- **{md_cell(failure.scenario_id)}**{epoch} [{failure.category}] {failure.verdict}: "
+                f"{md_cell(shorten(failure.cause))}"
             )
+        lines += _md_review(report)
     return "\n".join(lines) + "\n"
+
+
+def _md_review(report: RunReport) -> list[str]:
+    """pass@k with epochs > 1, and the flags for human review."""
+    lines = []
+    if report.repeated is not None:
+        lines += ["", f"## Repeated attempts in run {report.run.id[:8]}", ""]
+        lines += ["| k | pass@k | pass^k | scenarios |", "|---|---|---|---|"]
+        for row in report.repeated.by_k:
+            lines.append(
+                f"| {row.k} | {percent(row.pass_at_k)} | {percent(row.pass_hat_k)} | {row.scenarios} |"
+            )
+    lines += ["", f"## Flags for review in run {report.run.id[:8]} ({len(report.flags)})", ""]
+    lines += [
+        f"- {flag.kind}: **{md_cell(flag.scenario_id)}**{_epoch(flag.epoch)}: {md_cell(flag.detail)}"
+        for flag in report.flags
+    ] or ["None."]
+    return lines
+
+
+def _epoch(epoch: int | None) -> str:
+    return "" if epoch is None else f" (epoch {epoch})"
 
 
 def to_rich(report: RunReport) -> list[RenderableType]:
@@ -136,7 +159,14 @@ def to_rich(report: RunReport) -> list[RenderableType]:
             f"max {_sec(summary.durations.max_sec)}",
         ),
     ]
-    for label, value in rows:
+    if summary.reasoning_truncated:
+        rows.append(
+            (
+                "lost to reasoning",
+                f"{summary.reasoning_truncated} empty answers (`benchyard rerun RUN --recover`)",
+            )
+        )
+    for label, value in rows + _run_history_rows(report):
         head.add_row(label, Text(value))
     categories = Table(title="categories", title_justify="left")
     for column in ("category", "passed/counted", "accuracy", "timeouts", "errors"):
@@ -159,6 +189,43 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 Text(failure.scenario_id), failure.verdict, Text(shorten(failure.cause))
             )
         renderables.append(failures)
+    return renderables + _rich_review(report)
+
+
+def _run_history_rows(report: RunReport) -> list[tuple[str, str]]:
+    """Why the run ended as it did, what it re-graded, how often it was resumed."""
+    run = report.run
+    rows = [("reason", run.status_reason)] if run.status_reason else []
+    if run.rescored_from:
+        rows.append(("rescores", f"run {run.rescored_from} (its recorded outputs, graded again)"))
+    if run.resumes:
+        rows.append(("resumed", f"{len(run.resumes)} time(s) after a lost worker (see `show`)"))
+    return rows
+
+
+def _rich_review(report: RunReport) -> list[RenderableType]:
+    from rich.table import Table
+    from rich.text import Text
+
+    renderables: list[RenderableType] = []
+    if report.repeated is not None:
+        repeated = Table(
+            title=f"repeated attempts ({report.repeated.epochs} epochs)", title_justify="left"
+        )
+        for column in ("k", "pass@k", "pass^k", "scenarios"):
+            repeated.add_column(column)
+        for row in report.repeated.by_k:
+            repeated.add_row(
+                str(row.k), percent(row.pass_at_k), percent(row.pass_hat_k), str(row.scenarios)
+            )
+        renderables.append(repeated)
+    if report.flags:
+        flags = Table(title=f"flags for review ({len(report.flags)})", title_justify="left")
+        for column in ("flag", "scenario", "detail"):
+            flags.add_column(column, overflow="fold")
+        for flag in report.flags:
+            flags.add_row(flag.kind, Text(flag.scenario_id + _epoch(flag.epoch)), Text(flag.detail))
+        renderables.append(flags)
     return renderables
 
 

@@ -1,4 +1,5 @@
-"""Statistics for reports: Wilson intervals and percentiles."""
+"""Statistics for reports and comparisons: Wilson intervals, percentiles, the exact McNemar test
+and an interval for a paired difference of accuracies."""
 
 from __future__ import annotations
 
@@ -28,3 +29,40 @@ def percentile(values: Sequence[float], q: float) -> float | None:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> float:
+    """Two-sided exact McNemar p-value on the discordant pairs: under no change, each discordant
+    pair is a fair coin, so the smaller count is Binomial(b + c, 1/2); 1.0 when there are none."""
+    discordant = pass_to_fail + fail_to_pass
+    if discordant == 0:
+        return 1.0
+    smaller = min(pass_to_fail, fail_to_pass)
+    tail = sum(math.comb(discordant, i) for i in range(smaller + 1)) / float(2**discordant)
+    return min(1.0, 2 * tail)
+
+
+def paired_difference_interval(
+    both_pass: int, pass_to_fail: int, fail_to_pass: int, both_fail: int, z: float = Z_95
+) -> tuple[float, float] | None:
+    """Interval for (after - before) accuracy on paired outcomes: Newcombe's hybrid score method
+    (1998, method 10), built from the two Wilson intervals and the pairs' phi correlation."""
+    n = both_pass + pass_to_fail + fail_to_pass + both_fail
+    before_interval = wilson_interval(both_pass + pass_to_fail, n, z)
+    after_interval = wilson_interval(both_pass + fail_to_pass, n, z)
+    if before_interval is None or after_interval is None:
+        return None
+    before, after = (both_pass + pass_to_fail) / n, (both_pass + fail_to_pass) / n
+    margins = (
+        (before_interval[1] - before, after - after_interval[0]),  # lower end of after - before
+        (before - before_interval[0], after_interval[1] - after),  # upper end
+    )
+    phi = _phi(both_pass, pass_to_fail, fail_to_pass, both_fail)
+    down, up = (math.sqrt(max(0.0, x * x - 2 * phi * x * y + y * y)) for x, y in margins)
+    delta = after - before
+    return max(-1.0, delta - down), min(1.0, delta + up)
+
+
+def _phi(a: int, b: int, c: int, d: int) -> float:
+    denominator = (a + b) * (c + d) * (a + c) * (b + d)
+    return (a * d - b * c) / math.sqrt(denominator) if denominator else 0.0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -15,20 +16,23 @@ from typing import Any
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import AgentConfigError, build_agent
 from benchyard.config import ProjectConfig
-from benchyard.errors import BenchyardError
-from benchyard.runner.execute import RunObserver, RunSettings, execute_run, new_run
-from benchyard.runner.failures import AttemptFailure
+from benchyard.runner.execute import RunObserver, RunSettings, new_run
+from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
 from benchyard.runner.plan import PlannedAttempt, plan_attempts, select_scenarios
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.runner.recorded import (
+    RunRefused,
+    recorded_agent,
+    recorded_benchmark,
+    recorded_settings,
+)
+from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
+from benchyard.runner.worker import Log, WorkerOptions, execute_run
+from benchyard.spec.loader import Benchmark
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
 RERUN_VERDICTS = frozenset({"failed", "error", "timeout"})
-
-
-class RunRefused(BenchyardError):
-    """A run that cannot start as asked (nothing to run, a changed benchmark, ...)."""
 
 
 def resolve_agent(config: ProjectConfig, name: str | None, command: str | None) -> Agent:
@@ -44,13 +48,30 @@ def resolve_agent(config: ProjectConfig, name: str | None, command: str | None) 
             "choose an agent: --agent NAME (from benchyard.yaml, or 'oracle') or --agent-cmd '...'"
         )
     if name in config.agents:
-        return build_agent(name, _anchored(config.agents[name], config.base_dir))
+        agent_config = _with_provider(config.agents[name], config)
+        return build_agent(name, _anchored(agent_config, config.base_dir))
     if name == "oracle":
         return build_agent("oracle", {"kind": "oracle"})
     declared = ", ".join(sorted({*config.agents, "oracle"}))
     raise AgentConfigError(
         f"no agent named '{name}' (declared: {declared}); declare it in benchyard.yaml"
     )
+
+
+def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
+    """An `openai` agent's config with its provider and price filled in from benchyard.yaml."""
+    from benchyard.providers.config import resolve_model_config
+
+    if agent_config.get("kind") != "openai":
+        return agent_config
+    return resolve_model_config(agent_config, config.providers, config.prices)
+
+
+def judge_for(config: ProjectConfig) -> dict[str, Any] | None:
+    """The judge model declared in benchyard.yaml, as a run records it (None without one)."""
+    from benchyard.providers.judge import judge_settings
+
+    return judge_settings(config.judge, config.providers, config.prices)
 
 
 def _anchored(agent_config: dict[str, Any], base: Path) -> dict[str, Any]:
@@ -70,7 +91,22 @@ def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt
         raise RunRefused(
             f"no scenario of {benchmark.name} matches the filters {list(settings.filters)}"
         )
+    if settings.judge is None:
+        _refuse_judge_checks(plan)
     return plan
+
+
+def _refuse_judge_checks(plan: list[PlannedAttempt]) -> None:
+    """Judge checks cannot run without a judge model: say so before anything runs."""
+    from benchyard.checks.judge import JUDGE_CHECK_TYPES
+
+    for planned in plan:
+        judged = [c.type for c in planned.scenario.checks if c.type in JUDGE_CHECK_TYPES]
+        if judged:
+            raise RunRefused(
+                f"scenario '{planned.scenario.id}' has a {judged[0]} check but no judge model "
+                "is configured: add `judge:` to benchyard.yaml (see docs/models.md)"
+            )
 
 
 def execute(
@@ -84,10 +120,54 @@ def execute(
     parent_run_id: str | None = None,
     observer: RunObserver | None = None,
 ) -> RunRecord:
-    """Record a new run and execute it to the end (or to Ctrl-C, which keeps what finished)."""
+    """Record a new run and execute it to the end (or to Ctrl-C, which keeps what finished).
+    A run whose sandbox is refused or cannot work here stops before anything is recorded."""
+    from benchyard.runner.isolation import open_sandbox
+
+    open_sandbox(settings, benchmark, agent)
     run = new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id)
     _use_pidfd_child_watcher()
     return asyncio.run(execute_run(store, benchmark, agent, plan, run, settings, observer))
+
+
+def enqueue(
+    store: Store,
+    benchmark: Benchmark,
+    agent: Agent,
+    plan: list[PlannedAttempt],
+    settings: RunSettings,
+    *,
+    agent_repo: Path,
+) -> RunRecord:
+    """Record a new run in the queue, for `benchyard worker` to execute. A worker rebuilds the
+    agent from its recorded configuration, so an agent that cannot be rebuilt is refused here."""
+    from benchyard.runner.isolation import refuse_unsandboxed
+    from benchyard.store.queue import Queue
+
+    refuse_unsandboxed(settings, benchmark, agent)  # the sandbox itself is the worker's to open
+    try:
+        build_agent(agent.name, agent.describe())
+    except AgentConfigError as error:
+        raise RunRefused(f"{error}: a worker could not rebuild this agent; run it inline") from None
+    run = new_run(benchmark, agent, settings, len(plan), agent_repo)
+    Queue(store).enqueue(run, [(planned.scenario.id, planned.epoch) for planned in plan])
+    return run
+
+
+def run_worker(store: Store, options: WorkerOptions, log: Log | None = None) -> None:
+    """Serve the queue in this process until it drains (`options.drain`), or until Ctrl-C or
+    SIGTERM, which hand the attempts this worker holds back to the queue."""
+    from benchyard.runner.worker import serve_queue
+
+    async def serve() -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        with contextlib.suppress(asyncio.CancelledError):
+            await serve_queue(store, options, log=log)
+
+    _use_pidfd_child_watcher()
+    asyncio.run(serve())
 
 
 def _use_pidfd_child_watcher() -> None:
@@ -108,33 +188,35 @@ class Rerun:
 
 
 def plan_rerun(
-    store: Store, parent: RunRecord, overrides: Mapping[str, object] | None = None
+    store: Store,
+    parent: RunRecord,
+    overrides: Mapping[str, object] | None = None,
+    *,
+    recover: bool = False,
+    agent_overrides: Mapping[str, object] | None = None,
 ) -> Rerun:
-    """Plan a run of only the failed, errored and timed-out attempts of `parent` (merged with its own parents)."""
+    """Plan a run of only the failed, errored and timed-out attempts of `parent` (merged with its
+    own parents); with `recover`, only those whose answer was lost to reasoning."""
     from benchyard.report.build import final_attempts
 
-    benchmark = load_benchmark(parent.benchmark_path)
-    if benchmark.content_hash != parent.benchmark_hash:
-        raise RunRefused(
-            f"the benchmark at {parent.benchmark_path} changed since run {parent.id[:8]} "
-            f"({parent.benchmark_hash[:19]} -> {benchmark.content_hash[:19]}); start a new run instead"
-        )
+    benchmark = recorded_benchmark(parent)
     to_redo = {
         (attempt.scenario_id, attempt.epoch)
         for attempt in final_attempts(store, store.run_chain(parent))
-        if attempt.verdict in RERUN_VERDICTS
+        if (attempt.failure_kind == FailureKind.REASONING_TRUNCATED)
+        or (not recover and attempt.verdict in RERUN_VERDICTS)
     }
     by_id = {scenario.id: scenario for scenario in benchmark.scenarios}
     plan = [PlannedAttempt(by_id[sid], epoch) for sid, epoch in sorted(to_redo) if sid in by_id]
     if not plan:
-        raise RunRefused(
-            f"run {parent.id[:8]} has no failed, errored or timed-out attempt to re-run"
-        )
-    known = set(RunSettings.__dataclass_fields__)
-    recorded = {key: value for key, value in parent.settings.items() if key in known}
-    recorded["filters"] = tuple(recorded.get("filters", ()))
-    settings = RunSettings(**{**recorded, **(overrides or {})})
-    agent = build_agent(parent.agent_name, parent.agent_config)
+        wanted = "answer lost to reasoning" if recover else "failed, errored or timed-out attempt"
+        raise RunRefused(f"run {parent.id[:8]} has no {wanted} to re-run")
+    settings = recorded_settings(parent, overrides)
+    agent = (
+        build_agent(parent.agent_name, {**parent.agent_config, **agent_overrides})
+        if agent_overrides
+        else recorded_agent(parent)
+    )
     return Rerun(parent, benchmark, agent, plan, settings)
 
 
@@ -145,8 +227,17 @@ class VerifyOutcome:
     reason: str
 
 
-def verify_benchmark(benchmark: Benchmark) -> list[VerifyOutcome]:
-    """Grade every scenario's reference with its own checks; a failing reference is a broken case."""
+def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[VerifyOutcome]:
+    """Grade every scenario's reference with its own checks; a failing reference is a broken case.
+    Coding scenarios go through both phases, their code run in `sandbox` (the run's default)."""
+    settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
+    with ChangeGrader(benchmark, settings) as grader:
+        return asyncio.run(_verify_all(benchmark, grader))
+
+
+async def _verify_all(benchmark: Benchmark, grader: ChangeGrader) -> list[VerifyOutcome]:
+    from benchyard.agents.oracle import reference_trajectory
+
     outcomes = []
     for scenario in benchmark.scenarios:
         answers = scenario.reference_answers()
@@ -154,7 +245,11 @@ def verify_benchmark(benchmark: Benchmark) -> list[VerifyOutcome]:
             outcomes.append(VerifyOutcome(scenario.id, False, "no reference"))
             continue
         try:
-            result = grade(scenario, answers, [], None)
+            trajectory = reference_trajectory(scenario)
+            if needs_two_phase(scenario):
+                result = await grader.grade_reference(scenario, answers, trajectory)
+            else:
+                result = await grade(scenario, answers, trajectory, None)
         except AttemptFailure as failure:
             outcomes.append(VerifyOutcome(scenario.id, False, failure.message))
             continue

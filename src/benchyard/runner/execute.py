@@ -1,34 +1,41 @@
-"""The local asyncio scheduler: runs planned attempts with a concurrency limit, retries
-infrastructure faults, and streams every finished try into the store."""
+"""Executing attempts: one try of an attempt in its workdir (`one_try`), retries of
+infrastructure faults with every try kept, and the batched writer that streams finished tries into
+the queue. Scheduling (which attempt runs when, and where) is runner/worker.py's."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
-import shutil
-import tempfile
 import time
 import traceback
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from sqlalchemy.exc import SQLAlchemyError
+
 from benchyard import __version__
 from benchyard.agents.base import Agent, AgentResult, AgentTask
+from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
+from benchyard.runner.isolation import open_sandbox, request_for
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import git_state, host_name
 from benchyard.runner.trajectory import Event, token_totals
-from benchyard.runner.workdir import AttemptDirs, make_scratch_layout, prepare_dirs
-from benchyard.sandbox.registry import build_sandbox
+from benchyard.runner.two_phase import CodingAttempt, needs_two_phase, run_agent
+from benchyard.runner.workdir import AttemptDirs, prepare_dirs
+from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.registry import default_sandbox_name
 from benchyard.spec.loader import Benchmark
+from benchyard.spec.models import Scenario
+from benchyard.store.queue import ClaimedAttempt, Queue, WorkerIdentity, WriteOutcome
 from benchyard.store.records import AttemptRecord, RunRecord
-from benchyard.store.store import Store
 
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_SEC = 0.25
@@ -48,8 +55,12 @@ class RunSettings:
     retry_backoff_sec: float = 1.0
     output_cap_bytes: int = 1024 * 1024
     keep_workdirs: bool = False
-    sandbox: str = "none"
+    sandbox: str = field(default_factory=default_sandbox_name)  # bwrap | docker | none
+    allow_unsandboxed: bool = False  # let `none` run agent commands and model-written code
+    allow_network: bool = False  # agent commands reach the network (code checks never do)
     work_root: str | None = field(default_factory=lambda: default_work_root())
+    on_crash: str = "resume"  # what a lost worker means for the run: resume | fail
+    judge: dict[str, Any] | None = None  # the judge model's settings (providers.judge.JudgeConfig)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,27 +81,38 @@ class _NoObserver:
 
 @dataclass
 class _Writer:
-    """Buffers finished tries and writes them in batches; everything buffered is written on exit."""
+    """Buffers finished tries and writes them in batches (every FLUSH_EVERY tries, or
+    FLUSH_INTERVAL_SEC: the worker also flushes on that beat); a try is written only while its
+    worker still holds the attempt. A batch that could not be written stays buffered."""
 
-    store: Store
-    buffer: list[AttemptRecord] = field(default_factory=list)
+    queue: Queue
+    worker: WorkerIdentity
+    on_write: Callable[[WriteOutcome], None]
+    buffer: list[tuple[AttemptRecord, int]] = field(default_factory=list)
     last_flush: float = field(default_factory=time.monotonic)
     written: int = 0
 
-    def add(self, record: AttemptRecord) -> None:
-        self.buffer.append(record)
+    def add(self, record: AttemptRecord, item: ClaimedAttempt) -> None:
+        self.buffer.append((record, item.id))
         if (
             len(self.buffer) >= FLUSH_EVERY
             or time.monotonic() - self.last_flush > FLUSH_INTERVAL_SEC
         ):
-            self.flush()
+            with contextlib.suppress(SQLAlchemyError):  # kept: the worker's beat tries again
+                self.flush()
 
     def flush(self) -> None:
-        if self.buffer:
-            batch, self.buffer = self.buffer, []
-            self.store.record_attempts(batch)
-            self.written += len(batch)
         self.last_flush = time.monotonic()
+        if not self.buffer:
+            return
+        batch, self.buffer = self.buffer, []
+        try:
+            outcome = self.queue.write(self.worker, batch)
+        except BaseException:
+            self.buffer = batch + self.buffer
+            raise
+        self.written += outcome.written
+        self.on_write(outcome)
 
 
 def new_run(
@@ -123,40 +145,6 @@ def new_run(
     )
 
 
-async def execute_run(
-    store: Store,
-    benchmark: Benchmark,
-    agent: Agent,
-    plan: list[PlannedAttempt],
-    run: RunRecord,
-    settings: RunSettings,
-    observer: RunObserver | None = None,
-) -> RunRecord:
-    """Run every planned attempt; on cancellation (Ctrl-C) keep what finished and mark the run interrupted."""
-    observer = observer or _NoObserver()
-    store.create_run(run)
-    observer.started(run)
-    writer = _Writer(store)
-    scratch = Path(tempfile.mkdtemp(prefix=f"benchyard-{run.id}-", dir=settings.work_root))
-    make_scratch_layout(scratch)
-    executor = _AttemptExecutor(benchmark, agent, run, settings, writer, observer, scratch)
-    status = "interrupted"
-    try:
-        items = iter(plan)
-        workers = [
-            executor.work(items) for _ in range(max(1, min(settings.concurrency, len(plan))))
-        ]
-        await asyncio.gather(*workers)
-        status = "finished"
-    finally:
-        writer.flush()
-        store.finish_run(run.id, status)
-        run.status = status
-        if not settings.keep_workdirs:
-            shutil.rmtree(scratch, ignore_errors=True)
-    return run
-
-
 class _AttemptExecutor:
     def __init__(
         self,
@@ -175,20 +163,27 @@ class _AttemptExecutor:
         self.writer = writer
         self.observer = observer
         self.scratch = scratch
-        self.sandbox = build_sandbox(settings.sandbox)
+        self.sandbox = open_sandbox(settings, benchmark, agent)
+        self.judge = build_judge(settings.judge)
 
-    async def work(self, items: Iterator[PlannedAttempt]) -> None:
-        for planned in items:
-            await self.attempt_with_retries(planned)
+    async def aclose(self) -> None:
+        """Close the agent's and the judge's connections (their clients live for the run)."""
+        for owner in (self.agent, self.judge):
+            closer = getattr(owner, "aclose", None)
+            if closer is not None:
+                await closer()
 
-    async def attempt_with_retries(self, planned: PlannedAttempt) -> None:
-        for try_number in range(1, self.settings.retries + 2):
+    async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
+        """Try until a try is final; a resumed attempt goes on from the tries already written."""
+        first = item.tries + 1
+        for try_number in range(first, max(first, self.settings.retries + 1) + 1):
             record, failure = await self.one_try(planned, try_number)
             retry = (
                 failure is not None and failure.policy.retry and try_number <= self.settings.retries
             )
             record.superseded = retry
-            self.writer.add(record)
+            record.threshold = planned.scenario.threshold
+            self.writer.add(record, item)
             self.observer.finished_try(record)
             if not retry:
                 return
@@ -218,10 +213,12 @@ class _AttemptExecutor:
             negative=scenario.negative,
         )
         dirs: AttemptDirs | None = None
+        coding: CodingAttempt | None = None
         failure: AttemptFailure | None = None
         result = AgentResult()
         try:
             dirs = self._prepare(attempt_id, planned)
+            coding = await self._start_coding(scenario, dirs)
             task = AgentTask(
                 scenario,
                 attempt_id,
@@ -230,14 +227,22 @@ class _AttemptExecutor:
                 timeout,
                 max_turns,
                 self.settings.output_cap_bytes,
-                self.sandbox,
+                self.sandbox_for(scenario, agent=True),
+                scenario_dir=self.benchmark.scenario_dir(scenario),
             )
-            result = await self.agent.run(task)
+            result = await run_agent(self.agent, task, coding)
             if result.turns > max_turns:
                 raise AttemptFailure(
                     FailureKind.MAX_TURNS, f"used {result.turns} turns, over max_turns {max_turns}"
                 )
-            outcome = grade(scenario, result.answers, result.trajectory, task.workdir)
+            outcome = await grade(
+                scenario,
+                result.answers,
+                result.trajectory,
+                task.workdir,
+                self.judge,
+                open_code=coding.open_workspace if coding else None,
+            )
             record.verdict = "passed" if outcome.passed else "failed"
             record.score, record.checks, record.cause = outcome.score, outcome.checks, outcome.cause
         except AttemptFailure as caught:
@@ -248,6 +253,10 @@ class _AttemptExecutor:
         finally:
             if dirs is not None and not self.settings.keep_workdirs:
                 dirs.remove()
+            if coding is not None:
+                record.patch = coding.stored_patch()
+                if not self.settings.keep_workdirs:
+                    coding.remove()
         if failure is not None:
             record.verdict, record.cause, record.failure_kind = (
                 failure.policy.verdict,
@@ -263,7 +272,7 @@ class _AttemptExecutor:
         return record, failure
 
     def _prepare(self, attempt_id: str, planned: PlannedAttempt) -> AttemptDirs | None:
-        if not self.agent.needs_workdir:
+        if not self.agent.needs_workdir and not needs_two_phase(planned.scenario):
             return None
         try:
             return prepare_dirs(
@@ -277,9 +286,32 @@ class _AttemptExecutor:
                 FailureKind.SANDBOX_START, f"could not prepare the workdir: {error}"
             ) from error
 
+    def sandbox_for(self, scenario: Scenario, *, agent: bool = False) -> Sandbox:
+        """The run's sandbox as the scenario asks for it (image, network, limits); the agent's
+        own also with the network when the run allows it."""
+        network = agent and self.settings.allow_network
+        return self.sandbox.configured(request_for(self.benchmark, scenario, network=network))
+
+    async def _start_coding(
+        self, scenario: Scenario, dirs: AttemptDirs | None
+    ) -> CodingAttempt | None:
+        """Snapshot the pristine workdir of a coding scenario (runner/two_phase.py)."""
+        if dirs is None or not needs_two_phase(scenario):
+            return None
+        return await CodingAttempt(
+            scenario,
+            self.benchmark.scenario_dir(scenario),
+            dirs.workdir,
+            self.scratch / "verify" / dirs.workdir.name,
+            self.sandbox_for(scenario),
+            self.settings.output_cap_bytes,
+        ).start()
+
 
 def _fill_evidence(record: AttemptRecord, result: AgentResult, max_turns: int) -> None:
     record.answer = result.answer[:ANSWER_CAP_CHARS]
+    if len(result.answers) > 1:
+        record.answers = [answer[:ANSWER_CAP_CHARS] for answer in result.answers]
     record.stdout, record.stdout_dropped_bytes = result.stdout.text, result.stdout.dropped_bytes
     record.stderr, record.stderr_dropped_bytes = result.stderr.text, result.stderr.dropped_bytes
     record.trajectory = result.trajectory

@@ -18,10 +18,15 @@ class FailureKind(StrEnum):
     AGENT_TEMPFAIL = "agent_tempfail"  # the agent reported a transient fault of its own (exit 75)
     AGENT_TIMEOUT = "agent_timeout"  # the attempt ran past its wall-clock limit
     AGENT_CRASH = "agent_crash"  # the agent exited non-zero
+    RESOURCE_LIMIT = "resource_limit"  # the sandbox stopped the agent at its memory/process limit
     MAX_TURNS = "max_turns"  # the agent used more turns than allowed
     MISSING_REFERENCE = "missing_reference"  # the oracle was asked for a scenario with no reference
     CHECK_ERROR = "check_error"  # a check could not be evaluated (not the answer's fault)
     HARNESS_ERROR = "harness_error"  # a bug or unexpected fault inside benchyard
+    PROVIDER_UNAVAILABLE = "provider_unavailable"  # 429/5xx/connection/truncation, retries spent
+    PROVIDER_REJECTED = "provider_rejected"  # the endpoint refused the request (4xx, no API key)
+    REASONING_TRUNCATED = "reasoning_truncated"  # empty answer: the token budget went to reasoning
+    JUDGE_UNPARSEABLE = "judge_unparseable"  # the judge model's reply could not be read
 
 
 @dataclass(frozen=True)
@@ -38,10 +43,20 @@ POLICIES: dict[FailureKind, Policy] = {
     FailureKind.AGENT_TEMPFAIL: Policy(retry=True, grade=False, counts=False, verdict="error"),
     FailureKind.AGENT_TIMEOUT: Policy(retry=False, grade=False, counts=True, verdict="timeout"),
     FailureKind.AGENT_CRASH: Policy(retry=False, grade=False, counts=True, verdict="failed"),
+    FailureKind.RESOURCE_LIMIT: Policy(retry=False, grade=False, counts=True, verdict="failed"),
     FailureKind.MAX_TURNS: Policy(retry=False, grade=False, counts=True, verdict="failed"),
     FailureKind.MISSING_REFERENCE: Policy(retry=False, grade=False, counts=False, verdict="error"),
     FailureKind.CHECK_ERROR: Policy(retry=True, grade=False, counts=False, verdict="error"),
     FailureKind.HARNESS_ERROR: Policy(retry=False, grade=False, counts=False, verdict="error"),
+    FailureKind.PROVIDER_UNAVAILABLE: Policy(
+        retry=True, grade=False, counts=False, verdict="error"
+    ),
+    FailureKind.PROVIDER_REJECTED: Policy(retry=False, grade=False, counts=False, verdict="error"),
+    # Already retried once inside the attempt with reasoning lowered; `rerun --recover` re-runs it.
+    FailureKind.REASONING_TRUNCATED: Policy(
+        retry=False, grade=False, counts=True, verdict="failed"
+    ),
+    FailureKind.JUDGE_UNPARSEABLE: Policy(retry=True, grade=False, counts=False, verdict="error"),
 }
 
 COUNTED_VERDICTS = frozenset({"passed", "failed", "timeout"})

@@ -2,15 +2,33 @@
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
+from benchyard.checks.base import (
+    CheckFailedToRun,
+    CheckParams,
+    CheckResult,
+    CodeWorkspace,
+    Evidence,
+)
 from benchyard.checks.registry import CheckType, get_check_type
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
 from benchyard.spec.models import CheckSpec, Scenario
 from benchyard.store.records import CheckRecord
+
+if TYPE_CHECKING:
+    from benchyard.providers.judge import Judge
+
+
+CodeOpener = Callable[[], AbstractAsyncContextManager[CodeWorkspace]]
+"""Builds a fresh verification workspace for one code check (runner/two_phase.py)."""
 
 
 @dataclass(frozen=True)
@@ -38,10 +56,14 @@ def _prepared(spec: CheckSpec) -> tuple[CheckType, CheckParams]:
     return cached[1], cached[2]
 
 
-def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
+async def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
+    """Evaluate one check; a check function may be `async def` (judges, code in a sandbox)."""
     check_type, params = _prepared(spec)
     try:
-        result = check_type.evaluate(params, evidence)
+        outcome = check_type.evaluate(params, evidence)
+        result: CheckResult = await outcome if inspect.isawaitable(outcome) else outcome
+    except AttemptFailure:
+        raise  # a check that knows what its failure means (e.g. an unparseable judge reply)
     except CheckFailedToRun as error:
         raise AttemptFailure(
             FailureKind.CHECK_ERROR, f"check {spec.label} could not run: {error}"
@@ -55,9 +77,15 @@ def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
     return result
 
 
-def grade(
-    scenario: Scenario, answers: list[str], trajectory: list[Event], workdir: Path | None
+async def grade(
+    scenario: Scenario,
+    answers: list[str],
+    trajectory: list[Event],
+    workdir: Path | None,
+    judge: Judge | None = None,
+    open_code: CodeOpener | None = None,
 ) -> Grade:
+    """Grade the answers; each check that needs code gets a workspace of its own from `open_code`."""
     records = []
     for position, spec in enumerate(scenario.checks):
         answer = (
@@ -71,8 +99,9 @@ def grade(
             answers=answers,
             trajectory=trajectory,
             workdir=workdir,
+            judge=judge,
         )
-        result = run_check(spec, evidence)
+        result = await _run_with_code(spec, evidence, open_code)
         records.append(
             CheckRecord(
                 position,
@@ -82,9 +111,33 @@ def grade(
                 result.score,
                 spec.weight,
                 result.reason,
+                _threshold(spec),
             )
         )
     return _combine(scenario, records)
+
+
+THRESHOLD_PARAMS = ("threshold", "min_score")
+"""Parameters that name a check's own pass mark on its score (kept for review flags)."""
+
+
+def _threshold(spec: CheckSpec) -> float | None:
+    _, params = _prepared(spec)
+    for name in THRESHOLD_PARAMS:
+        value = getattr(params, name, None)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return None
+
+
+async def _run_with_code(
+    spec: CheckSpec, evidence: Evidence, open_code: CodeOpener | None
+) -> CheckResult:
+    check_type, _ = _prepared(spec)
+    if not check_type.needs_code or open_code is None:
+        return await run_check(spec, evidence)
+    async with open_code() as code:
+        return await run_check(spec, dataclasses.replace(evidence, code=code))
 
 
 def _combine(scenario: Scenario, records: list[CheckRecord]) -> Grade:

@@ -20,6 +20,9 @@ class Event:
     tokens_in: int | None = None
     tokens_out: int | None = None
     cost_usd: float | None = None
+    reasoning: str | None = None  # a model's reasoning text, where the endpoint returns it
+    latency_sec: float | None = None  # a model call: request sent to reply complete
+    ttft_sec: float | None = None  # a streamed model call: request sent to the first token
     data: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
@@ -46,8 +49,25 @@ def decode(blob: bytes | None) -> list[Event]:
     return [Event.from_dict(raw) for raw in json.loads(zlib.decompress(blob))]
 
 
+JUDGE_SOURCE = "judge"
+
+
+def is_judge(event: Event) -> bool:
+    return event.data is not None and event.data.get("source") == JUDGE_SOURCE
+
+
 def token_totals(events: list[Event]) -> tuple[int, int, float | None]:
-    """Tokens in, tokens out and cost over the events (cost None when no event knew it)."""
+    """The agent's tokens in, tokens out and cost over the events (cost None when no event knew
+    it); the judge's calls are costed apart (see judge_totals)."""
+    return _totals([event for event in events if not is_judge(event)])
+
+
+def judge_totals(events: list[Event]) -> tuple[int, int, float | None]:
+    """Tokens in, tokens out and cost of the judge's calls alone."""
+    return _totals([event for event in events if is_judge(event)])
+
+
+def _totals(events: list[Event]) -> tuple[int, int, float | None]:
     tokens_in = sum(event.tokens_in or 0 for event in events)
     tokens_out = sum(event.tokens_out or 0 for event in events)
     costs = [event.cost_usd for event in events if event.cost_usd is not None]

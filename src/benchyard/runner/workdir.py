@@ -3,11 +3,13 @@ kept outside the workdir so that they never show up in what the agent changed.""
 
 from __future__ import annotations
 
+import os
 import shutil
+from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from benchyard.spec.models import Scenario
+from benchyard.spec.models import FixtureFile, Scenario
 
 
 @dataclass(frozen=True)
@@ -32,16 +34,56 @@ def prepare_dirs(
     dirs = AttemptDirs(scratch / "work" / attempt_id, scratch / "io" / attempt_id)
     dirs.workdir.mkdir()
     dirs.io_dir.mkdir()
-    for fixture in scenario.fixtures.files:
-        target = dirs.workdir / fixture.dest
-        target.parent.mkdir(parents=True, exist_ok=True)
+    copy_fixtures(scenario.fixtures.files, scenario_dir, dirs.workdir)
+    return dirs
+
+
+def copy_fixtures(files: Iterable[FixtureFile], scenario_dir: Path, root: Path) -> None:
+    """Copy fixture files under `root`. Each replaces whatever is at its destination (a directory
+    replaces a directory whole, except at the root, where it is merged in), and a symbolic link
+    found there, left by an agent's patch, is never followed."""
+    for fixture in files:
         if fixture.content is not None:
-            target.write_text(fixture.content, encoding="utf-8")
+            fresh_target(root, fixture.dest).write_text(fixture.content, encoding="utf-8")
             continue
         assert fixture.src is not None
         source = scenario_dir / fixture.src
-        if source.is_dir():
-            shutil.copytree(source, target)
-        else:
-            shutil.copyfile(source, target)
-    return dirs
+        if not source.is_dir():
+            _copy_file(source, fresh_target(root, fixture.dest))
+            continue
+        if PurePosixPath(fixture.dest).parts:
+            fresh_target(root, fixture.dest)
+        for path in sorted(source.rglob("*")):
+            if path.is_file():
+                relative = PurePosixPath(fixture.dest, path.relative_to(source).as_posix())
+                _copy_file(path, fresh_target(root, str(relative)))
+        _fresh_directory(root, fixture.dest)
+
+
+def _copy_file(source: Path, target: Path) -> None:
+    """Copy the content, and the executable bit (never a read-only mode from an installed library)."""
+    shutil.copyfile(source, target)
+    if os.access(source, os.X_OK):
+        target.chmod(0o755)
+
+
+def _fresh_directory(root: Path, relative: str) -> Path:
+    """`root/relative` as a real directory inside `root`, replacing links and files in the way."""
+    current = root
+    for part in PurePosixPath(relative).parts:
+        current = current / part
+        if current.is_symlink() or (current.exists() and not current.is_dir()):
+            current.unlink()
+        current.mkdir(exist_ok=True)
+    return current
+
+
+def fresh_target(root: Path, relative: str) -> Path:
+    """A writable path for a file at `root/relative`, with nothing there and a real parent directory."""
+    path = PurePosixPath(relative)
+    target = _fresh_directory(root, str(path.parent)) / path.name
+    if target.is_symlink() or target.is_file():
+        target.unlink()
+    elif target.is_dir():
+        shutil.rmtree(target)
+    return target

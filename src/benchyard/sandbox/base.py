@@ -2,14 +2,42 @@
 
 from __future__ import annotations
 
+import shutil
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from benchyard.errors import BenchyardError
+from benchyard.sandbox.limits import SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome
 
 
+class SandboxUnavailable(BenchyardError):
+    """The sandbox asked for does not exist or cannot work on this machine."""
+
+
+def installed(program: str, missing: str) -> str:
+    """The path of `program`; SandboxUnavailable saying `missing` when it is not on PATH."""
+    found = shutil.which(program)
+    if found is None:
+        raise SandboxUnavailable(missing)
+    return found
+
+
 class Sandbox(Protocol):
-    name: str
+    @property
+    def name(self) -> str:
+        """The name `--sandbox` chooses it by."""
+        ...
+
+    def configured(self, request: SandboxRequest) -> Sandbox:
+        """This sandbox as one scenario asks for it (image, network, limits)."""
+        ...
+
+    def check_requests(self, requests: Iterable[SandboxRequest]) -> None:
+        """Before a run: raise SandboxUnavailable when a scenario asks for what cannot be given
+        (a docker image that is not there), so that the run stops with one clear line."""
+        ...
 
     async def run(
         self,

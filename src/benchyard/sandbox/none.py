@@ -1,14 +1,23 @@
-"""The `none` sandbox: the command runs on the host, in its private workdir, with no other confinement."""
+"""The `none` sandbox: the command runs on the host, in its private workdir, with no other confinement.
+The runner refuses it for agent commands and model-written code unless the user allows it."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 
+from benchyard.sandbox.limits import SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome, run_command
 
 
 class HostProcess:
     name = "none"
+
+    def configured(self, request: SandboxRequest) -> HostProcess:
+        return self
+
+    def check_requests(self, requests: Iterable[SandboxRequest]) -> None:
+        pass
 
     async def run(
         self,

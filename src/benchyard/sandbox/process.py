@@ -20,6 +20,7 @@ class ProcessOutcome:
     stdout_dropped: int
     stderr: bytes
     stderr_dropped: int
+    limit_hit: str | None = None  # the sandbox limit it ran into: "memory limit of 512 MB"
 
     @property
     def timed_out(self) -> bool:
@@ -73,9 +74,16 @@ def kill_tree(pid: int) -> None:
 
 
 async def run_command(
-    argv: list[str], *, cwd: Path, env: dict[str, str], timeout_sec: float, output_cap_bytes: int
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    timeout_sec: float,
+    output_cap_bytes: int,
+    pass_fds: tuple[int, ...] = (),
 ) -> ProcessOutcome:
-    """Run `argv` in its own session; at the deadline (or on cancellation) kill its whole tree."""
+    """Run `argv` in its own session; at the deadline (or on cancellation) kill its whole tree.
+    `pass_fds` stay open in the child under the same numbers."""
     process = await asyncio.create_subprocess_exec(
         *argv,
         cwd=cwd,
@@ -84,6 +92,7 @@ async def run_command(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         start_new_session=True,
+        pass_fds=pass_fds,
     )
     assert process.stdout is not None and process.stderr is not None
     readers = asyncio.gather(
@@ -96,10 +105,13 @@ async def run_command(
         kill_tree(process.pid)
         await process.wait()
     except asyncio.CancelledError:
+        # Reap the killed tree and close the pipes while the loop still runs, so nothing is left
+        # for the garbage collector to close after the loop has gone.
         kill_tree(process.pid)
         readers.cancel()
         with contextlib.suppress(asyncio.CancelledError, OSError):
             await readers
+        with contextlib.suppress(asyncio.CancelledError, OSError):
             await process.wait()
         raise
     else:

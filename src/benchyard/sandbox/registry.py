@@ -1,29 +1,55 @@
 """Registry of sandboxes, chosen per run with `--sandbox`; other packages add theirs through the
-`benchyard.sandboxes` entry-point group (each entry point is a factory `() -> Sandbox`)."""
+`benchyard.sandboxes` entry-point group (each entry point is a factory `(SandboxOptions) -> Sandbox`)."""
 
 from __future__ import annotations
 
+import shutil
+import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import entry_points
+from pathlib import Path
 
-from benchyard.errors import BenchyardError
-from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.base import Sandbox, SandboxUnavailable
 
 ENTRY_POINT_GROUP = "benchyard.sandboxes"
-SandboxFactory = Callable[[], Sandbox]
+__all__ = ["SandboxOptions", "SandboxUnavailable", "build_sandbox", "default_sandbox_name"]
 
 
-class SandboxUnavailable(BenchyardError):
-    """The sandbox asked for does not exist or cannot work on this machine."""
+@dataclass(frozen=True)
+class SandboxOptions:
+    hidden: tuple[Path, ...] = ()  # directories a sandbox hides (the benchmark, the work root)
+    readable: tuple[Path, ...] = ()  # paths shown read-only wherever they are (the agent's script)
 
 
-def _none() -> Sandbox:
+SandboxFactory = Callable[[SandboxOptions], Sandbox]
+
+
+def _none(options: SandboxOptions) -> Sandbox:
     from benchyard.sandbox.none import HostProcess
 
     return HostProcess()
 
 
-BUILTIN_SANDBOXES: dict[str, SandboxFactory] = {"none": _none}
+def _bwrap(options: SandboxOptions) -> Sandbox:
+    from benchyard.sandbox.bwrap import BubblewrapSandbox
+
+    return BubblewrapSandbox.open(options.hidden, options.readable)
+
+
+def _docker(options: SandboxOptions) -> Sandbox:
+    from benchyard.sandbox.docker import DockerSandbox
+
+    return DockerSandbox.open(options.hidden, options.readable)
+
+
+BUILTIN_SANDBOXES: dict[str, SandboxFactory] = {"none": _none, "bwrap": _bwrap, "docker": _docker}
+
+
+def default_sandbox_name() -> str:
+    """`bwrap` on Linux where bubblewrap is installed, else `none` (which the runner refuses for
+    agent commands and model-written code unless the user allows it)."""
+    return "bwrap" if sys.platform == "linux" and shutil.which("bwrap") else "none"
 
 
 def sandbox_names() -> list[str]:
@@ -32,7 +58,8 @@ def sandbox_names() -> list[str]:
     )
 
 
-def build_sandbox(name: str) -> Sandbox:
+def build_sandbox(name: str, options: SandboxOptions | None = None) -> Sandbox:
+    """The sandbox called `name`, ready to run; SandboxUnavailable when it cannot work here."""
     factory = BUILTIN_SANDBOXES.get(name)
     if factory is None:
         for entry in entry_points(group=ENTRY_POINT_GROUP):
@@ -40,4 +67,4 @@ def build_sandbox(name: str) -> Sandbox:
                 factory = entry.load()
     if factory is None:
         raise SandboxUnavailable(f"unknown sandbox '{name}' (known: {', '.join(sandbox_names())})")
-    return factory()
+    return factory(options or SandboxOptions())

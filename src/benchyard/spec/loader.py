@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
@@ -15,6 +15,7 @@ from benchyard.spec.models import (
     COMMON_CHECK_KEYS,
     DEFER_TURN_CHECKS,
     BenchmarkManifest,
+    FixtureFile,
     Limits,
     Scenario,
 )
@@ -515,14 +516,27 @@ def _check_turns_and_fixtures(
             path,
             f"{turns} user turns exceed max_turns {max_turns} ({limit_source})",
         )
-    for index, fixture in enumerate(scenario.fixtures.files):
-        if fixture.src is None:
-            continue
-        source = (file.parent / fixture.src).resolve()
-        path = ("fixtures", "files", index, "src")
+    for src, path in _fixture_sources(scenario):
+        source = (file.parent / src).resolve()
         line = document.line_of(path)
         if not source.is_relative_to(root):
-            collector.add(file, line, path, f"'{fixture.src}' is outside the benchmark directory")
+            collector.add(file, line, path, f"'{src}' is outside the benchmark directory")
         elif not source.exists():
             shown = source.relative_to(root).as_posix()
-            collector.add(file, line, path, f"no such file '{fixture.src}' (looked for {shown})")
+            collector.add(file, line, path, f"no such file '{src}' (looked for {shown})")
+
+
+def _fixture_sources(scenario: Scenario) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """Every file the scenario names relative to its file, with the field path naming it."""
+    change = scenario.reference_change
+    lists: list[tuple[tuple[str | int, ...], list[FixtureFile]]] = [
+        (("fixtures", "files"), scenario.fixtures.files),
+        (("fixtures", "verification"), scenario.fixtures.verification),
+        (("reference_change", "files"), change.files if change else []),
+    ]
+    for prefix, fixtures in lists:
+        for index, fixture in enumerate(fixtures):
+            if fixture.src is not None:
+                yield fixture.src, (*prefix, index, "src")
+    if change is not None and change.patch is not None:
+        yield change.patch, ("reference_change", "patch")

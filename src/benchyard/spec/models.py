@@ -15,6 +15,7 @@ from pydantic import (
 )
 
 from benchyard.spec.problems import format_field
+from benchyard.spec.tools import ToolReference, ToolSpec, numbers_as_text
 
 SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
 
@@ -38,10 +39,33 @@ class Limits(SpecModel):
     max_turns: int | None = Field(
         default=None, ge=1, description="Most agent turns in one attempt."
     )
+    memory_mb: int | None = Field(
+        default=None, ge=16, description="Memory of everything the attempt runs in its sandbox."
+    )
+    max_processes: int | None = Field(
+        default=None, ge=1, description="Processes and threads at once in the attempt's sandbox."
+    )
+    cpu_sec: float | None = Field(
+        default=None, gt=0, description="CPU time of each process in the attempt's sandbox."
+    )
+    cpus: float | None = Field(
+        default=None, gt=0, description="CPU cores the attempt may use at once (docker sandbox)."
+    )
 
 
 class Defaults(Limits):
     """Benchmark-wide defaults; a scenario's own `limits` win."""
+
+
+class SandboxSpec(SpecModel):
+    """What a benchmark or a scenario asks of its sandbox; a scenario's own keys win."""
+
+    image: str | None = Field(
+        default=None, min_length=1, description="Docker image the docker sandbox runs."
+    )
+    network: bool | None = Field(
+        default=None, description="Give the attempt network access (default: none)."
+    )
 
 
 class BenchmarkManifest(SpecModel):
@@ -51,6 +75,7 @@ class BenchmarkManifest(SpecModel):
     version: str = Field(min_length=1)
     description: str = ""
     defaults: Defaults = Defaults()
+    sandbox: SandboxSpec = SandboxSpec()
     scenarios: list[str] = Field(
         default_factory=lambda: [
             "scenarios/**/*.yaml",
@@ -123,6 +148,27 @@ class FixtureFile(SpecModel):
 
 class Fixtures(SpecModel):
     files: list[FixtureFile] = Field(default_factory=list)
+    verification: list[FixtureFile] = Field(
+        default_factory=list,
+        description="Files copied only into the fresh verification workdir of a coding scenario "
+        "(hidden tests), over the agent's change; the agent never sees them.",
+    )
+
+
+class ReferenceChange(SpecModel):
+    """The reference solution of a coding scenario: files written over the workdir, then a patch."""
+
+    files: list[FixtureFile] = Field(default_factory=list)
+    patch: str | None = Field(
+        default=None,
+        description="A unified diff (git format), relative to the scenario file, applied to the workdir.",
+    )
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> ReferenceChange:
+        if not self.files and self.patch is None:
+            raise ValueError("give 'files', 'patch' or both")
+        return self
 
 
 COMMON_CHECK_KEYS = frozenset({"type", "name", "weight", "negate", "turn"})
@@ -160,9 +206,17 @@ class Scenario(SpecModel):
     description: str = ""
     stimulus: Stimulus
     fixtures: Fixtures = Fixtures()
+    tools: list[ToolSpec] = Field(
+        default_factory=list, description="Simulated tools offered to the agent (see spec.tools)."
+    )
     checks: list[CheckSpec] = Field(min_length=1)
-    reference: str | list[str] | None = None
+    reference: str | list[str] | ToolReference | None = None
+    reference_change: ReferenceChange | None = Field(
+        default=None,
+        description="The reference solution of a coding scenario, as a change to the workdir.",
+    )
     limits: Limits = Limits()
+    sandbox: SandboxSpec = SandboxSpec()
     threshold: float | None = Field(
         default=None,
         ge=0,
@@ -183,11 +237,7 @@ class Scenario(SpecModel):
     @classmethod
     def _numbers_as_text(cls, value: Any) -> Any:
         """`reference: 42` means the answer "42"."""
-        if isinstance(value, list):
-            return [cls._numbers_as_text(item) for item in value]
-        return (
-            str(value) if isinstance(value, int | float) and not isinstance(value, bool) else value
-        )
+        return numbers_as_text(value)
 
     @field_validator("id")
     @classmethod
@@ -207,17 +257,23 @@ class Scenario(SpecModel):
         return self
 
     def turn_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
-        """Each (field path, message) where the reference or a check disagrees with the turns."""
+        """Each (field path, message) where the reference or a check disagrees with the turns,
+        or the reference's tool calls with the scenario's tools."""
         turns = len(self.stimulus.turns)
         problems: list[tuple[tuple[str | int, ...], str]] = []
-        if isinstance(self.reference, list) and len(self.reference) != turns:
+        answers = self.reference
+        answers_path: tuple[str, ...] = ("reference",)
+        if isinstance(self.reference, ToolReference):
+            answers, answers_path = self.reference.answer, ("reference", "answer")
+        if isinstance(answers, list) and len(answers) != turns:
             problems.append(
                 (
-                    ("reference",),
-                    f"{_count(len(self.reference), 'answer')} for {_count(turns, 'user turn')}: "
+                    answers_path,
+                    f"{_count(len(answers), 'answer')} for {_count(turns, 'user turn')}: "
                     "give one answer per turn, or only the last one as a string",
                 )
             )
+        problems += self._tool_problems(turns)
         for index, check in enumerate(self.checks):
             if check.turn is not None and check.turn > turns:
                 problems.append(
@@ -229,13 +285,44 @@ class Scenario(SpecModel):
                 )
         return problems
 
+    def _tool_problems(self, turns: int) -> list[tuple[tuple[str | int, ...], str]]:
+        problems: list[tuple[tuple[str | int, ...], str]] = []
+        names = [tool.name for tool in self.tools]
+        for index, name in enumerate(names):
+            if name in names[:index]:
+                problems.append((("tools", index, "name"), f"tool '{name}' is defined twice"))
+        calls = self.reference.tool_calls if isinstance(self.reference, ToolReference) else []
+        for index, call in enumerate(calls):
+            path: tuple[str | int, ...] = ("reference", "tool_calls", index)
+            if call.name not in names:
+                offered = ", ".join(names) or "none"
+                problems.append(
+                    ((*path, "name"), f"no tool named '{call.name}' (tools: {offered})")
+                )
+            if call.turn is not None and call.turn > turns:
+                problems.append(
+                    (
+                        (*path, "turn"),
+                        f"turn {call.turn} does not exist: the stimulus has "
+                        f"{_count(turns, 'user turn')}",
+                    )
+                )
+        return problems
+
+    def tool(self, name: str) -> ToolSpec | None:
+        return next((tool for tool in self.tools if tool.name == name), None)
+
     def reference_answers(self) -> list[str] | None:
         """The reference as one answer per user turn (earlier turns empty when only the final one is given)."""
-        if self.reference is None:
-            return None
-        if isinstance(self.reference, list):
-            return list(self.reference)
-        return [""] * (len(self.stimulus.turns) - 1) + [self.reference]
+        reference = self.reference
+        if isinstance(reference, ToolReference):
+            reference = reference.answer
+        if reference is None:
+            # A coding scenario may give only the change; its answers are then empty.
+            return None if self.reference_change is None else [""] * len(self.stimulus.turns)
+        if isinstance(reference, list):
+            return list(reference)
+        return [""] * (len(self.stimulus.turns) - 1) + [reference]
 
 
 def _count(number: int, noun: str) -> str:

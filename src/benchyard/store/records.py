@@ -20,12 +20,13 @@ class CheckRecord:
     score: float
     weight: float
     reason: str
+    threshold: float | None = None  # the check's own pass threshold on its score, if any
 
 
 @dataclass
 class RunRecord:
     id: str
-    status: str  # running | finished | interrupted | failed
+    status: str  # queued | running | finished | interrupted | failed | cancelled
     benchmark_name: str
     benchmark_version: str
     benchmark_hash: str
@@ -42,6 +43,8 @@ class RunRecord:
     agent_repo: str | None = None
     finished_at: datetime | None = None
     parent_run_id: str | None = None
+    status_reason: str | None = None  # why the run failed or was cancelled
+    rescored_from: str | None = None  # the run whose recorded outputs this one re-graded
 
 
 @dataclass
@@ -74,3 +77,19 @@ class AttemptRecord:
     checks: list[CheckRecord] = field(default_factory=list)
     trajectory: list[Event] | None = None  # None when not loaded
     patch: str | None = None  # the agent's change to its workdir, as a unified diff
+    answers: list[str] | None = None  # every turn's answer when there are several (rescore)
+    threshold: float | None = None  # the scenario's pass threshold on the score, if any
+
+
+@dataclass(frozen=True)
+class ResumeRecord:
+    """A crashed worker's claims on a run taken back: re-queued, or the run failed (`--on-crash fail`)."""
+
+    run_id: str
+    at: datetime
+    action: str  # requeued | failed
+    lost_worker: str
+    cause: str
+    by_worker: str
+    kept: int  # finished attempts kept
+    requeued: int  # unfinished attempts put back in the queue (or cancelled, when failed)

@@ -16,6 +16,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -41,6 +42,8 @@ runs = Table(
     Column("finished_at", DateTime(timezone=True)),
     Column("parent_run_id", String(32), ForeignKey("runs.id")),
     Column("planned_attempts", Integer, nullable=False),
+    Column("status_reason", Text),  # why a run failed or was cancelled
+    Column("rescored_from", String(32)),  # the run whose recorded outputs this one re-graded
     Index("ix_runs_started_at", "started_at"),
 )
 
@@ -74,6 +77,8 @@ attempts = Table(
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True), nullable=False),
     Column("duration_sec", Float, nullable=False),
+    Column("answers", JSON(none_as_null=True)),  # every turn's answer of multi-turn attempts
+    Column("threshold", Float),  # the scenario's pass threshold on the score, if any
     Index("ix_attempts_run", "run_id", "superseded"),
 )
 
@@ -90,4 +95,39 @@ check_results = Table(
     Column("score", Float, nullable=False),
     Column("weight", Float, nullable=False),
     Column("reason", Text, nullable=False),
+    Column("threshold", Float),  # the check's own pass threshold on its score, if any
+)
+
+attempt_queue = Table(
+    "attempt_queue",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("scenario_id", String(200), nullable=False),
+    Column("epoch", Integer, nullable=False),
+    Column("state", String(16), nullable=False),  # queued | claimed | done | cancelled
+    Column("tries", Integer, nullable=False),  # tries written so far
+    Column("claims", Integer, nullable=False),  # times a worker claimed it
+    Column("worker", String(120)),  # the worker holding the claim
+    Column("worker_node", String(200)),  # host, boot and pid namespace of that worker
+    Column("worker_pid", Integer),
+    Column("lease_expires_at", DateTime(timezone=True)),
+    UniqueConstraint("run_id", "scenario_id", "epoch", name="uq_attempt_queue_attempt"),
+    Index("ix_attempt_queue_state", "state", "id"),
+    Index("ix_attempt_queue_worker", "worker"),
+)
+
+run_resumes = Table(
+    "run_resumes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(32), ForeignKey("runs.id", ondelete="CASCADE"), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("action", String(16), nullable=False),  # requeued | failed
+    Column("lost_worker", String(120), nullable=False),
+    Column("cause", Text, nullable=False),
+    Column("by_worker", String(120), nullable=False),
+    Column("kept", Integer, nullable=False),  # finished attempts kept
+    Column("requeued", Integer, nullable=False),  # unfinished attempts put back (or cancelled)
+    Index("ix_run_resumes_run", "run_id"),
 )

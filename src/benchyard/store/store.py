@@ -9,7 +9,7 @@ from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Engine, Row, func, insert, make_url, select, update
+from sqlalchemy import Connection, Engine, Row, func, insert, make_url, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.errors import BenchyardError
@@ -53,7 +53,7 @@ class Store:
 
     def create_run(self, run: RunRecord) -> None:
         with self.engine.begin() as connection:
-            connection.execute(insert(runs).values(**asdict(run)))
+            insert_run(connection, run)
 
     def finish_run(self, run_id: str, status: str) -> None:
         with self.engine.begin() as connection:
@@ -118,16 +118,8 @@ class Store:
         """Write finished tries in one transaction; earlier tries of the same attempt are kept."""
         if not records:
             return
-        attempt_rows = [_attempt_row(record) for record in records]
-        check_rows = [
-            {"attempt_id": record.id, **asdict(check)}
-            for record in records
-            for check in record.checks
-        ]
         with self.engine.begin() as connection:
-            connection.execute(insert(attempts), attempt_rows)
-            if check_rows:
-                connection.execute(insert(check_results), check_rows)
+            insert_attempts(connection, records)
 
     def attempts(
         self,
@@ -198,11 +190,38 @@ class Store:
         return chain
 
 
+def insert_run(connection: Connection, run: RunRecord) -> None:
+    connection.execute(insert(runs).values(**asdict(run)))
+
+
+def insert_attempts(connection: Connection, records: Sequence[AttemptRecord]) -> None:
+    """Insert tries and their check results within the caller's transaction."""
+    if not records:
+        return
+    connection.execute(insert(attempts), [_attempt_row(record) for record in records])
+    check_rows = [
+        {"attempt_id": record.id, **{k: _without_nul(v) for k, v in asdict(check).items()}}
+        for record in records
+        for check in record.checks
+    ]
+    if check_rows:
+        connection.execute(insert(check_results), check_rows)
+
+
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
-    row = {name: getattr(record, name) for name in _ATTEMPT_COLUMNS}
+    row = {name: _without_nul(getattr(record, name)) for name in _ATTEMPT_COLUMNS}
     row["trajectory"] = trajectory_codec.encode(record.trajectory or [])
     row["patch"] = zlib.compress(record.patch.encode()) if record.patch else None
     return row
+
+
+def _without_nul(value: Any) -> Any:
+    """Text an agent produced may hold NUL bytes, which PostgreSQL text cannot: U+FFFD instead."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd")
+    if isinstance(value, list):
+        return [_without_nul(item) for item in value]
+    return value
 
 
 def _attempt_from_row(

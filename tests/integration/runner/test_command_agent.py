@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from benchyard.store.store import Store
-from tests.support import Cli, scenario, write_benchmark
+from tests.support import UNSANDBOXED, Cli, scenario, write_benchmark
 
 PROTOCOL_AGENT = """
 import json, os, sys
@@ -86,7 +86,7 @@ time.sleep(120)
     quick_or_hang = _agent(tmp_path, source)
     command = f'if [ "$BENCHYARD_SCENARIO_ID" = quick ]; then echo ok; else {quick_or_hang}; fi'
     started = time.monotonic()
-    result = cli("run", str(bench), "--agent-cmd", command, "--timeout", "1.5", "-q")
+    result = cli("run", str(bench), "--agent-cmd", command, "--timeout", "1.5", "-q", *UNSANDBOXED)
     elapsed = time.monotonic() - started
     assert result.exit_code == 0, result.output
     attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
@@ -161,7 +161,7 @@ def test_unknown_agent_is_one_clear_line(tmp_path: Path, cli: Cli) -> None:
 def test_workdirs_are_removed(tmp_path: Path, cli: Cli) -> None:
     bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
     record = tmp_path / "where"
-    cli("run", str(bench), "--agent-cmd", f"pwd > {record}; echo x", "-q")
+    cli("run", str(bench), "--agent-cmd", f"pwd > {record}; echo x", "-q", *UNSANDBOXED)
     workdir = Path(record.read_text().strip())
     assert workdir.parent.name == "work"
     assert not workdir.exists()

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from benchyard.store.store import Store
-from tests.support import Cli, scenario, write_benchmark
+from tests.support import UNSANDBOXED, Cli, scenario, write_benchmark
 
 
 def test_ctrl_c_keeps_finished_attempts(tmp_path: Path, cli: Cli, db_url: str) -> None:
@@ -17,7 +17,7 @@ def test_ctrl_c_keeps_finished_attempts(tmp_path: Path, cli: Cli, db_url: str) -
         'case "$BENCHYARD_SCENARIO_ID" in s0[0-4]) echo ok;; '
         f"*) echo $$ >> {marker}; sleep 60;; esac"
     )
-    process = cli.process("run", str(bench), "--agent-cmd", command, "-j", "10", "-q")
+    process = cli.process("run", str(bench), "--agent-cmd", command, "-j", "10", "-q", *UNSANDBOXED)
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and (
         not marker.exists() or len(marker.read_text().split()) < 10

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from benchyard.store.store import Store
-from tests.support import Cli, scenario, write_benchmark
+from tests.support import UNSANDBOXED, Cli, scenario, write_benchmark
 
 FLAKY_ONCE = """
 # Exit 75 (a transient fault) on the first try of each scenario, answer on the next.
@@ -33,6 +33,7 @@ def test_transient_fault_is_retried_and_not_counted(
         "--retry-backoff",
         "0.01",
         "-q",
+        *UNSANDBOXED,
     )
     assert result.exit_code == 0, result.output
     run = store.resolve_run("latest")

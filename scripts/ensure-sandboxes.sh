@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Make both sandboxes work on this machine: bubblewrap installed, Docker's engine (Debian's
+# docker.io) installed and running, and the docker sandbox's base image built locally.
+#   usage: scripts/ensure-sandboxes.sh [--bwrap-only]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+install() {
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+command -v bwrap >/dev/null 2>&1 || install bubblewrap
+[ "${1:-}" = --bwrap-only ] && exit 0
+
+command -v dockerd >/dev/null 2>&1 || install docker.io
+if ! docker info >/dev/null 2>&1; then
+  echo "starting dockerd (log: /var/log/benchyard-dockerd.log)" >&2
+  setsid nohup dockerd >/var/log/benchyard-dockerd.log 2>&1 </dev/null &
+  for _ in $(seq 1 60); do
+    docker info >/dev/null 2>&1 && break
+    sleep 1
+  done
+  docker info >/dev/null
+fi
+bash scripts/build-sandbox-image.sh

@@ -1,0 +1,113 @@
+"""Reading a test run's results: JUnit XML (pytest, unittest, most runners), or the summary line a
+runner prints (`3 passed, 1 failed in 0.2s`, unittest's `Ran 4 tests` + `FAILED (failures=1)`)."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ElementTree
+from dataclasses import dataclass
+from pathlib import Path
+
+PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+JUNIT_READ_CAP = 16 * 1024 * 1024
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)\b")
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
+_UNITTEST_VERDICT = re.compile(r"^(OK|FAILED)(?: \(([^)]*)\))?\s*$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    id: str  # "module.Class.test_name" as JUnit writes it (classname + "." + name)
+    status: str  # passed | failed | error | skipped
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    cases: tuple[CaseResult, ...] = ()  # empty when only a summary line was read
+    source: str = "summary line"
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.errors + self.skipped
+
+    def describe(self) -> str:
+        counts = f"{self.passed} passed, {self.failed} failed, {self.errors} errors"
+        return counts + (f", {self.skipped} skipped" if self.skipped else "")
+
+
+def read_junit(path: Path) -> SuiteResult | None:
+    """The test cases of a JUnit XML file; None when there is no such file or it is not JUnit."""
+    try:
+        with path.open("rb") as handle:
+            root = ElementTree.fromstring(handle.read(JUNIT_READ_CAP))
+    except (OSError, ElementTree.ParseError):
+        return None
+    if root.tag not in ("testsuite", "testsuites"):
+        return None
+    cases = tuple(_case(element) for element in root.iter("testcase"))
+    statuses = [case.status for case in cases]
+    return SuiteResult(
+        statuses.count(PASSED),
+        statuses.count(FAILED),
+        statuses.count(ERROR),
+        statuses.count(SKIPPED),
+        cases,
+        "JUnit XML",
+    )
+
+
+def _case(element: ElementTree.Element) -> CaseResult:
+    classname, name = element.get("classname", ""), element.get("name", "")
+    status = PASSED
+    for tag, meaning in (("failure", FAILED), ("error", ERROR), ("skipped", SKIPPED)):
+        if element.find(tag) is not None:
+            status = meaning
+            break
+    return CaseResult(f"{classname}.{name}" if classname else name, status)
+
+
+def read_summary(output: str) -> SuiteResult | None:
+    """The counts of the last summary line in a runner's output (pytest style, else unittest)."""
+    for line in reversed(output.splitlines()):
+        counts = {kind.rstrip("s"): int(number) for number, kind in _PYTEST_COUNT.findall(line)}
+        if counts.get("passed") is not None or counts.get("failed") is not None:
+            return SuiteResult(
+                counts.get("passed", 0),
+                counts.get("failed", 0),
+                counts.get("error", 0),
+                counts.get("skipped", 0),
+            )
+    return _read_unittest(output)
+
+
+def _read_unittest(output: str) -> SuiteResult | None:
+    ran, verdicts = _UNITTEST_RAN.findall(output), _UNITTEST_VERDICT.findall(output)
+    if not ran or not verdicts:
+        return None
+    details = dict(
+        (key.strip(), int(value))
+        for key, _, value in (part.partition("=") for part in verdicts[-1][1].split(",") if part)
+    )
+    failed, errors, skipped = (details.get(key, 0) for key in ("failures", "errors", "skipped"))
+    return SuiteResult(int(ran[-1]) - failed - errors - skipped, failed, errors, skipped)
+
+
+def normalize(test_id: str) -> str:
+    """One spelling for a test's id: `tests/test_a.py::TestX::test_b[1.5]` -> `tests.test_a.TestX.test_b[1.5]`."""
+    head, bracket, parameters = test_id.strip().partition("[")
+    head = re.sub(r"\.py(?=::|$)", "", head).replace("::", ".").replace("/", ".")
+    return head + bracket + parameters
+
+
+def matching(cases: tuple[CaseResult, ...], wanted: str) -> list[CaseResult]:
+    """The cases a listed test id names: the same id, or the id's trailing parts (`TestX.test_b`)."""
+    target = normalize(wanted)
+    return [
+        case
+        for case in cases
+        if normalize(case.id) == target or normalize(case.id).endswith("." + target)
+    ]

@@ -1,0 +1,154 @@
+"""`tests`: run a test command in the verification sandbox and grade its results.
+
+The reason keeps the three stages apart: was the agent's patch applied, did the tests run (and
+what they reported), and how that was graded against the FAIL_TO_PASS / PASS_TO_PASS lists.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from benchyard.checks.base import (
+    CheckFailedToRun,
+    CheckParams,
+    CheckResult,
+    CodeWorkspace,
+    Evidence,
+)
+from benchyard.checks.code_support import run_checked, script, tail, workspace
+from benchyard.checks.registry import check
+from benchyard.checks.testrun import PASSED, SuiteResult, matching, read_junit, read_summary
+
+JUNIT_FILE = "junit.xml"
+
+
+class TestsParams(CheckParams):
+    command: str | None = Field(
+        default=None,
+        description="A shell command run in the verification workdir; default: the framework's runner. "
+        "Write JUnit XML to $BENCHYARD_JUNIT_XML for per-test results.",
+    )
+    framework: Literal["unittest", "pytest"] = "unittest"
+    start_dir: str = Field(default=".", description="Where unittest discovery starts.")
+    pattern: str = Field(default="test*.py", description="The files unittest discovery loads.")
+    fail_to_pass: list[str] = Field(
+        default_factory=list, description="Tests the change must make pass."
+    )
+    pass_to_pass: list[str] = Field(
+        default_factory=list, description="Tests that passed before and must still pass."
+    )
+    min_tests: int = Field(default=1, ge=0, description="At least this many tests must run.")
+    timeout_sec: float = Field(default=120.0, gt=0)
+
+
+@check("tests", TestsParams, needs_code=True)
+async def tests_check(params: TestsParams, evidence: Evidence) -> CheckResult:
+    """The tests pass on the agent's patch, in a fresh verification sandbox."""
+    code = workspace(evidence, "tests")
+    if code.patch_error is not None:
+        return CheckResult.of(False, f"patch not applied: {code.patch_error}; tests not run")
+    files = len(code.changes)
+    applied = (
+        f"patch applied ({files} file{'' if files == 1 else 's'})"
+        if code.patch
+        else ("no patch (the agent changed nothing)")
+    )
+    junit = code.io_dir / JUNIT_FILE
+    outcome = await run_checked(
+        code,
+        _argv(params, code),
+        timeout_sec=params.timeout_sec,
+        env={"BENCHYARD_JUNIT_XML": str(junit)},
+    )
+    if outcome.timed_out:
+        return CheckResult.of(
+            False, f"{applied}; tests did not finish: timed out after {params.timeout_sec:g}s"
+        )
+    output = (outcome.stdout + b"\n" + outcome.stderr).decode("utf-8", errors="replace")
+    results = read_junit(junit) or read_summary(output)
+    if results is None:
+        return CheckResult.of(
+            False,
+            f"{applied}; tests did not run: no JUnit XML and no result line in the output "
+            f"(exit {outcome.returncode}): {tail(outcome.stderr or outcome.stdout)}",
+        )
+    ran = f"tests ran: {results.describe()} ({results.source}, exit {outcome.returncode})"
+    passed, score, graded = _grade(params, results, outcome.returncode)
+    return CheckResult(passed, score, f"{applied}; {ran}; graded: {graded}")
+
+
+def _argv(params: TestsParams, code: CodeWorkspace) -> list[str]:
+    if params.command is not None:
+        return ["/bin/sh", "-c", params.command]
+    if params.framework == "pytest":
+        junit = str(code.io_dir / JUNIT_FILE)
+        return [
+            "python3",
+            "-m",
+            "pytest",
+            "-q",
+            "-rA",
+            "-p",
+            "no:cacheprovider",
+            f"--junitxml={junit}",
+        ]
+    junit_args = [str(code.io_dir / JUNIT_FILE), params.start_dir, params.pattern]
+    return ["python3", "-I", "-c", script("unittest_junit"), *junit_args]
+
+
+def _grade(
+    params: TestsParams, results: SuiteResult, returncode: int | None
+) -> tuple[bool, float, str]:
+    if not params.fail_to_pass and not params.pass_to_pass:
+        return _grade_all(params, results, returncode)
+    if not results.cases:
+        raise CheckFailedToRun(
+            "fail_to_pass and pass_to_pass need per-test results: the test command should write "
+            "JUnit XML to $BENCHYARD_JUNIT_XML"
+        )
+    parts, passing, listed = [], 0, 0
+    for label, wanted in (
+        ("FAIL_TO_PASS", params.fail_to_pass),
+        ("PASS_TO_PASS", params.pass_to_pass),
+    ):
+        if not wanted:
+            continue
+        problems = [problem for test_id in wanted if (problem := _problem(results, test_id))]
+        passing += len(wanted) - len(problems)
+        listed += len(wanted)
+        detail = f" (not passing: {', '.join(problems)})" if problems else ""
+        parts.append(f"{label} {len(wanted) - len(problems)}/{len(wanted)} pass{detail}")
+    verdict = "passed" if passing == listed else "failed"
+    return passing == listed, passing / listed, f"{verdict}: {', '.join(parts)}"
+
+
+def _problem(results: SuiteResult, test_id: str) -> str | None:
+    """Why a listed test does not count as passing, or None when it passed."""
+    cases = matching(results.cases, test_id)
+    if not cases:
+        return f"{test_id} did not run"
+    failing = [case for case in cases if case.status != PASSED]
+    return f"{test_id} {failing[0].status}" if failing else None
+
+
+def _grade_all(
+    params: TestsParams, results: SuiteResult, returncode: int | None
+) -> tuple[bool, float, str]:
+    score = results.passed / results.total if results.total else 0.0
+    if results.total < params.min_tests:
+        return (
+            False,
+            score,
+            f"failed: {results.total} tests ran, at least {params.min_tests} expected",
+        )
+    if results.failed or results.errors:
+        return (
+            False,
+            score,
+            f"failed: {results.failed + results.errors} of {results.total} did not pass",
+        )
+    if returncode != 0:
+        return False, score, f"failed: every test passed but the command exited {returncode}"
+    return True, 1.0, f"passed: all {results.passed} passed"

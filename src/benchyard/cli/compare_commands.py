@@ -1,0 +1,175 @@
+"""Commands that judge recorded runs: compare, history, rescore."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from benchyard.cli.errors import handle_errors
+from benchyard.cli.options import DbOption, RunArg
+
+FormatOption = Annotated[str, typer.Option("--format", help="table, json or md.")]
+FORMATS = ("table", "json", "md")
+
+
+def _check_format(format: str, allowed: tuple[str, ...] = FORMATS) -> None:
+    if format not in allowed:
+        raise typer.BadParameter(
+            f"'{format}' is not one of {', '.join(allowed)}", param_hint="--format"
+        )
+
+
+def _emit(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    output.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {output}", err=True)
+
+
+def _json(payload: Any) -> str:
+    return json.dumps(payload, indent=2) + "\n"
+
+
+@handle_errors
+def compare(
+    run_refs: Annotated[
+        list[str],
+        typer.Argument(help="The baseline run, then one or more runs to compare with it."),
+    ],
+    format: FormatOption = "table",
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write to this file.")
+    ] = None,
+    fail_on_regression: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-regression",
+            help="Exit 1 when a run's accuracy dropped significantly (exact McNemar test).",
+        ),
+    ] = False,
+    alpha: Annotated[
+        float, typer.Option("--alpha", min=0.0, max=1.0, help="Significance level.")
+    ] = 0.05,
+    allow_version_mismatch: Annotated[
+        bool,
+        typer.Option(
+            "--allow-version-mismatch", help="Compare runs of different benchmark versions."
+        ),
+    ] = False,
+    flips_only: Annotated[
+        bool, typer.Option("--flips-only", help="List only the scenarios whose verdict flipped.")
+    ] = False,
+    merged: Annotated[
+        bool, typer.Option("--merged", help="Merge each run with the runs it re-ran.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Compare runs scenario by scenario: flips first, accuracy delta with its interval, McNemar."""
+    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.render import print_renderables
+    from benchyard.report.compare import compare_runs
+    from benchyard.report.compare_render import comparison_markdown, comparison_rich
+
+    _check_format(format)
+    if len(run_refs) < 2:
+        raise typer.BadParameter("give a baseline run and at least one run to compare with it")
+    store = open_store(db, load_project())
+    comparison = compare_runs(
+        store,
+        [store.resolve_run(ref) for ref in run_refs],
+        alpha=alpha,
+        merged=merged,
+        allow_version_mismatch=allow_version_mismatch,
+    )
+    if format == "table":
+        print_renderables(comparison_rich(comparison, flips_only), output)
+    elif format == "json":
+        _emit(_json(comparison.model_dump(mode="json")), output)
+    else:
+        _emit(comparison_markdown(comparison, flips_only), output)
+    regressions = [c for c in comparison.candidates if c.significant_regression]
+    if fail_on_regression and regressions:
+        runs = ", ".join(c.run.id[:8] for c in regressions)
+        typer.echo(f"significant regression in {runs} (alpha {alpha:g})", err=True)
+        raise typer.Exit(1)
+
+
+@handle_errors
+def history(
+    benchmark: Annotated[str, typer.Argument(help="A benchmark name (or its directory).")],
+    agent: Annotated[str | None, typer.Option("--agent", help="Only runs of this agent.")] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="The newest N runs.")] = 20,
+    format: FormatOption = "table",
+    db: DbOption = None,
+) -> None:
+    """A benchmark's score over runs, oldest first: commit, date, accuracy and interval, cost."""
+    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.render import print_renderables
+    from benchyard.report.compare_render import history_markdown, history_rows, rich_table
+    from benchyard.report.history import benchmark_history
+
+    _check_format(format)
+    store = open_store(db, load_project())
+    points = benchmark_history(store, _benchmark_name(benchmark), agent, limit)
+    if format == "json":
+        _emit(_json([point.model_dump(mode="json") for point in points]), None)
+    elif format == "md":
+        _emit(history_markdown(points), None)
+    elif points:
+        print_renderables(
+            [rich_table(f"history of {points[0].benchmark.name}", *history_rows(points))]
+        )
+    else:
+        typer.echo(f"no runs of '{benchmark}'{f' by {agent}' if agent else ''} in the store")
+
+
+def _benchmark_name(reference: str) -> str:
+    """A directory holding benchmark.yaml names its benchmark; anything else is a name."""
+    from benchyard.spec.loader import MANIFEST, load_benchmark
+
+    path = Path(reference)
+    if (path / MANIFEST).is_file() or path.name == MANIFEST:
+        return load_benchmark(path).name
+    return reference
+
+
+@handle_errors
+def rescore(
+    run_ref: RunArg,
+    benchmark: Annotated[
+        Path | None,
+        typer.Option(
+            "--benchmark", help="Grade with this benchmark (default: the run's, as it is now)."
+        ),
+    ] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No report.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Grade a run's recorded outputs again, without running the agent, into a new linked run."""
+    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.render import print_report
+    from benchyard.report.build import build_report
+    from benchyard.runner.rescore import rescore_run
+
+    store = open_store(db, load_project())
+    original = store.resolve_run(run_ref)
+    outcome = rescore_run(store, original, str(benchmark) if benchmark else None)
+    if not quiet:
+        print_report(build_report(store, outcome.run))
+    flipped = [
+        *(f"{sid} (epoch {epoch}) now passes" for sid, epoch in outcome.to_pass),
+        *(f"{sid} (epoch {epoch}) no longer passes" for sid, epoch in outcome.to_fail),
+    ]
+    for line in flipped:
+        typer.echo(line, err=True)
+    typer.echo(
+        f"rescored run {original.id[:8]}: {outcome.regraded} attempts graded again, "
+        f"{outcome.copied} kept as they were, {len(flipped)} flipped",
+        err=True,
+    )
+    typer.echo(f"run {outcome.run.id}  ({outcome.run.status})")

@@ -1,0 +1,94 @@
+"""Commands of the durable queue: worker, cancel (and what `run --enqueue` says)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from benchyard.cli.errors import handle_errors
+from benchyard.cli.options import DbOption, RunArg
+
+if TYPE_CHECKING:
+    from benchyard.store.records import RunRecord
+
+
+def tell_queued(run: RunRecord) -> None:
+    typer.echo(
+        f"queued run {run.id} ({run.planned_attempts} attempts); start a worker: benchyard worker",
+        err=True,
+    )
+    typer.echo(run.id)
+
+
+def _log(message: str) -> None:
+    typer.echo(f"{datetime.now():%H:%M:%S} {message}", err=True)
+
+
+@handle_errors
+def worker(
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", "-j", min=1, help="Attempts at once.")
+    ] = 8,
+    drain: Annotated[
+        bool, typer.Option("--drain", help="Stop once the queue is empty instead of waiting.")
+    ] = False,
+    run_ref: Annotated[
+        str | None, typer.Option("--run", help="Take attempts of this run only.")
+    ] = None,
+    lease: Annotated[
+        float,
+        typer.Option(
+            "--lease",
+            min=0.3,
+            help="Seconds a claim holds without a heartbeat; a lost worker's attempts go back "
+            "to the queue after this.",
+        ),
+    ] = 60.0,
+    poll: Annotated[
+        float, typer.Option("--poll", min=0.01, help="Seconds between looks at an empty queue.")
+    ] = 1.0,
+    work_root: Annotated[
+        Path | None,
+        typer.Option(
+            "--work-root", help="Where attempt workdirs go (default /dev/shm, else $TMPDIR)."
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Execute queued runs in this process; several workers may share one PostgreSQL store."""
+    from benchyard.cli.context import load_project, open_store
+    from benchyard.runner.api import run_worker
+    from benchyard.runner.execute import default_work_root
+    from benchyard.runner.worker import WorkerOptions
+
+    store = open_store(db, load_project())
+    options = WorkerOptions(
+        concurrency=concurrency,
+        lease_sec=lease,
+        poll_sec=poll,
+        drain=drain,
+        run_id=store.resolve_run(run_ref).id if run_ref else None,
+        work_root=str(work_root) if work_root else default_work_root(),
+    )
+    _log(f"worker started ({concurrency} at once{', until the queue is empty' if drain else ''})")
+    run_worker(store, options, _log)
+    _log("worker stopped")
+
+
+@handle_errors
+def cancel(run_ref: RunArg, db: DbOption = None) -> None:
+    """Cancel a queued or running run; the attempts that finished are kept."""
+    from benchyard.cli.context import load_project, open_store
+    from benchyard.runner.provenance import host_name
+    from benchyard.store.queue import Queue
+
+    store = open_store(db, load_project())
+    run = store.resolve_run(run_ref)
+    stopped = Queue(store).stop_run(run.id, "cancelled", f"cancelled from {host_name()}")
+    typer.echo(
+        f"cancelled run {run.id[:8]}: kept {stopped.kept} finished attempts, "
+        f"dropped {stopped.dropped} queued or running"
+    )

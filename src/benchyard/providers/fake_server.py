@@ -1,0 +1,221 @@
+"""A fake OpenAI-compatible chat server, shipped with benchyard: real HTTP on loopback, streamed
+and whole replies, tool calls, reasoning, token usage, and scripted faults (delays, 429 with
+Retry-After, 5xx, connection resets, truncated streams). The test suite drives the provider, the
+tool-calling loop and the judges through it; `benchyard fake-llm` serves it for anyone's pipeline.
+
+In a test (a thread of its own, so sync and async code can both call it):
+
+    with FakeLLM({"replies": [{"match": "2+2", "content": "4"}]}) as llm:
+        ...  # point a provider at llm.url; llm.requests holds every request body received
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from benchyard.providers.fake_script import FakeReply, FakeScript, ScriptPlayer, load_script
+from benchyard.providers.http_server import LoopbackServer, Request, Responder
+
+_PIECE = re.compile(r"\s*\S+\s*|\s+")
+
+
+class FakeLLM:
+    def __init__(self, script: FakeScript | dict[str, Any] | Path | None = None) -> None:
+        self.player = ScriptPlayer(load_script(script))
+        self.requests: list[dict[str, Any]] = []
+        self.server = LoopbackServer(self._handle)
+        self._ids = itertools.count(1)
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def url(self) -> str:
+        """The base URL to configure a provider with (up to /v1)."""
+        return f"http://127.0.0.1:{self.server.port}/v1"
+
+    async def start(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        """Serve from the running event loop."""
+        await self.server.listen_tcp(host, port)
+
+    async def close(self) -> None:
+        await self.server.close()
+
+    def __enter__(self) -> FakeLLM:
+        """Serve from a thread of its own until the `with` block ends."""
+        started = threading.Event()
+
+        def serve() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            loop.run_until_complete(self.start())
+            started.set()
+            loop.run_forever()
+            loop.run_until_complete(self.close())
+            loop.close()
+
+        self._thread = threading.Thread(target=serve, name="fake-llm", daemon=True)
+        self._thread.start()
+        started.wait()
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if self._loop is not None and self._thread is not None:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+
+    async def _handle(self, request: Request, respond: Responder) -> None:
+        if request.method == "GET" and request.path.rstrip("/").endswith("/models"):
+            await respond.send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+            return
+        if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
+            await respond.send(
+                404, {"error": {"message": f"no route {request.method} {request.path}"}}
+            )
+            return
+        try:
+            body = request.json()
+            if not isinstance(body, dict):
+                raise ValueError("not a JSON object")
+        except ValueError as error:
+            await respond.send(400, {"error": {"message": f"invalid JSON body: {error}"}})
+            return
+        self.requests.append(body)
+        reply = self.player.choose(body)
+        await asyncio.sleep(reply.delay_sec)
+        if reply.fault == "reset":
+            respond.reset()
+        elif reply.status is not None:
+            await _send_error(respond, reply)
+        elif body.get("stream"):
+            await self._stream(respond, reply, body)
+        else:
+            await self._whole(respond, reply, body)
+
+    async def _whole(self, respond: Responder, reply: FakeReply, body: dict[str, Any]) -> None:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.reasoning:
+            message["reasoning_content"] = reply.reasoning
+        if reply.tool_calls:
+            message["content"] = reply.content or None
+            message["tool_calls"] = [
+                {
+                    "id": call_id,
+                    "type": "function",
+                    "function": {"name": name, "arguments": arguments},
+                }
+                for call_id, name, arguments in _calls(reply)
+            ]
+        completion = {
+            **self._envelope(body, "chat.completion"),
+            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish}],
+        }
+        if reply.usage:
+            completion["usage"] = _usage(reply, body)
+        data = json.dumps(completion).encode()
+        send = respond.send_cut if reply.fault == "truncate" else respond.send
+        await send(200, data, {"Content-Type": "application/json"})
+
+    async def _stream(self, respond: Responder, reply: FakeReply, body: dict[str, Any]) -> None:
+        envelope = self._envelope(body, "chat.completion.chunk")
+        chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
+        chunks += [{"reasoning_content": piece} for piece in _PIECE.findall(reply.reasoning)]
+        chunks += [{"content": piece} for piece in _PIECE.findall(reply.content)]
+        for index, (call_id, name, arguments) in enumerate(_calls(reply)):
+            head = {"index": index, "id": call_id, "type": "function"}
+            chunks.append({"tool_calls": [{**head, "function": {"name": name, "arguments": ""}}]})
+            chunks += [
+                {"tool_calls": [{"index": index, "function": {"arguments": piece}}]}
+                for piece in _PIECE.findall(arguments)
+            ]
+        events = [
+            {**envelope, "choices": [{"index": 0, "delta": d, "finish_reason": None}]}
+            for d in chunks
+        ]
+        events.append(
+            {**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish}]}
+        )
+        if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
+            events.append({**envelope, "choices": [], "usage": _usage(reply, body)})
+        await respond.start(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        cut_at = len(events) // 2 if reply.fault == "truncate" else None
+        for position, event in enumerate(events):
+            if position == cut_at:
+                respond.cut()
+                return
+            await respond.chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
+            if reply.chunk_delay_sec:
+                await asyncio.sleep(reply.chunk_delay_sec)
+        await respond.chunk(b"data: [DONE]\n\n")
+        await respond.end()
+
+    def _envelope(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
+        return {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": kind,
+            "created": int(time.time()),
+            "model": str(body.get("model") or "fake"),
+        }
+
+
+async def _send_error(respond: Responder, reply: FakeReply) -> None:
+    assert reply.status is not None
+    headers = {}
+    if reply.retry_after_sec is not None:
+        headers["Retry-After"] = f"{reply.retry_after_sec:g}"
+    kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
+    message = reply.content or f"scripted HTTP {reply.status}"
+    await respond.send(reply.status, {"error": {"message": message, "type": kind}}, headers)
+
+
+def _calls(reply: FakeReply) -> list[tuple[str, str, str]]:
+    """(id, name, arguments as JSON text) of each scripted tool call."""
+    return [
+        (
+            f"call_{index}",
+            call.name,
+            call.arguments if isinstance(call.arguments, str) else json.dumps(call.arguments),
+        )
+        for index, call in enumerate(reply.tool_calls)
+    ]
+
+
+def _words(text: str) -> int:
+    return len(text.split())
+
+
+def _usage(reply: FakeReply, body: dict[str, Any]) -> dict[str, Any]:
+    """Token counts: as scripted, else estimated as words (plus a few per message)."""
+    messages = body.get("messages")
+    prompt = reply.prompt_tokens
+    if prompt is None:
+        prompt = sum(
+            3 + _words(str(m.get("content") or ""))
+            for m in (messages if isinstance(messages, list) else [])
+            if isinstance(m, dict)
+        )
+    reasoning = (
+        reply.reasoning_tokens if reply.reasoning_tokens is not None else _words(reply.reasoning)
+    )
+    completion = reply.completion_tokens
+    if completion is None:
+        arguments = sum(_words(arguments) for _, _, arguments in _calls(reply))
+        completion = _words(reply.content) + reasoning + arguments
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+        "completion_tokens_details": {"reasoning_tokens": reasoning},
+    }

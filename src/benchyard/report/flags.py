@@ -1,0 +1,81 @@
+"""Attempts and scenarios a human should look at: unusually long attempts, flaky scenarios,
+scores within a margin of a pass threshold, and attempts that used all their turns."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+
+from benchyard.report.model import ReviewFlag
+from benchyard.runner.failures import COUNTED_VERDICTS
+from benchyard.store.records import AttemptRecord
+
+LONG_FACTOR = 2.0  # turns over this many times the run's median
+NEAR_MARGIN = 0.05  # a partial score this close to its threshold
+
+
+def review_flags(
+    attempts: Sequence[AttemptRecord], margin: float = NEAR_MARGIN
+) -> list[ReviewFlag]:
+    """Flags over the final attempts of a run, ordered by scenario and epoch."""
+    counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
+    median = statistics.median(a.turns for a in counted) if counted else 0
+    flags = []
+    for attempt in attempts:
+        if median and attempt.verdict in COUNTED_VERDICTS and attempt.turns > LONG_FACTOR * median:
+            flags.append(
+                _flag(
+                    "long",
+                    attempt,
+                    f"{attempt.turns} turns, over {LONG_FACTOR:g}x the median {median:g}",
+                )
+            )
+        flags += _near_threshold(attempt, margin)
+        if attempt.hit_max_turns:
+            flags.append(_flag("hit_max_turns", attempt, f"used all {attempt.turns} turns"))
+    flags += _flaky(counted)
+    return sorted(flags, key=lambda f: (f.scenario_id, f.epoch or 0, f.kind))
+
+
+def _flag(kind: str, attempt: AttemptRecord, detail: str) -> ReviewFlag:
+    return ReviewFlag(
+        kind=kind,
+        scenario_id=attempt.scenario_id,
+        epoch=attempt.epoch,
+        attempt_id=attempt.id,
+        detail=detail,
+    )
+
+
+def _near_threshold(attempt: AttemptRecord, margin: float) -> list[ReviewFlag]:
+    """Partial scores (strictly between 0 and 1) within `margin` of their pass mark: a check's
+    own threshold (a judge's min_score, say) or the scenario's threshold on the weighted score."""
+    marks = [(c.label, c.score, c.threshold) for c in attempt.checks]
+    if attempt.verdict in ("passed", "failed"):
+        marks.append(("scenario score", attempt.score, attempt.threshold))
+    return [
+        _flag("near_threshold", attempt, f"{label}: score {score:.3f}, threshold {threshold:g}")
+        for label, score, threshold in marks
+        if threshold is not None and 0 < score < 1 and abs(score - threshold) <= margin
+    ]
+
+
+def _flaky(counted: Sequence[AttemptRecord]) -> list[ReviewFlag]:
+    by_scenario: dict[str, list[AttemptRecord]] = defaultdict(list)
+    for attempt in counted:
+        by_scenario[attempt.scenario_id].append(attempt)
+    flags = []
+    for scenario_id, epochs in by_scenario.items():
+        passed = sum(1 for a in epochs if a.verdict == "passed")
+        if 0 < passed < len(epochs):
+            flags.append(
+                ReviewFlag(
+                    kind="flaky",
+                    scenario_id=scenario_id,
+                    epoch=None,
+                    attempt_id=None,
+                    detail=f"passed {passed} of {len(epochs)} epochs",
+                )
+            )
+    return flags

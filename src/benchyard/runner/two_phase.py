@@ -1,0 +1,293 @@
+"""Two-phase attempts for coding scenarios.
+
+Phase one: the agent works in its workdir, which holds the pristine fixtures; a git snapshot of
+them is taken first, outside the workdir. Phase two: the agent's change is collected as a patch,
+and each code check grades it in a verification workspace of its own, built fresh from the
+pristine fixtures with the patch applied and the verification-only fixtures (hidden tests) copied
+over it, and run in a fresh sandbox of the run's kind. The agent never sees the hidden files and
+cannot tamper with the tests that grade it.
+
+```
+scratch/verify/<attempt id>/
+├── git/            the snapshot's git directory
+└── <n>/work, <n>/io   the workspace of the n-th code check
+```
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import shutil
+import tempfile
+import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchyard.agents.base import Agent, AgentResult, AgentTask
+from benchyard.checks.base import FileChange
+from benchyard.checks.registry import get_check_type
+from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.grading import Grade, grade
+from benchyard.runner.isolation import hidden_paths, request_for
+from benchyard.runner.patches import GitFailed, Patch, Snapshot, apply_patch, take_snapshot
+from benchyard.runner.trajectory import Event
+from benchyard.runner.workdir import (
+    copy_fixtures,
+    fresh_target,
+    make_scratch_layout,
+    prepare_dirs,
+)
+from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.process import ProcessOutcome
+from benchyard.sandbox.registry import SandboxOptions, build_sandbox
+from benchyard.spec.loader import Benchmark
+from benchyard.spec.models import Scenario
+
+if TYPE_CHECKING:
+    from benchyard.providers.judge import Judge
+    from benchyard.runner.execute import RunSettings
+
+VERIFY_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+VERIFY_ENV = {
+    "PATH": VERIFY_PATH,
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONUNBUFFERED": "1",
+}
+"""The whole environment of a verification command: nothing of benchyard's own leaks in."""
+
+
+def needs_two_phase(scenario: Scenario) -> bool:
+    """A scenario is graded in two phases when one of its checks runs code."""
+    for spec in scenario.checks:
+        check_type = get_check_type(spec.type)
+        if check_type is not None and check_type.needs_code:
+            return True
+    return False
+
+
+@dataclass
+class Workspace:
+    """One code check's verification workdir and sandbox (implements checks.base.CodeWorkspace)."""
+
+    patch: str
+    patch_error: str | None
+    changes: tuple[FileChange, ...]
+    workdir: Path
+    io_dir: Path
+    sandbox: Sandbox
+    output_cap_bytes: int
+
+    async def run(
+        self, argv: Sequence[str], *, timeout_sec: float, env: Mapping[str, str] | None = None
+    ) -> ProcessOutcome:
+        return await self.sandbox.run(
+            list(argv),
+            workdir=self.workdir,
+            io_dir=self.io_dir,
+            env={**VERIFY_ENV, "HOME": str(self.workdir), **(env or {})},
+            timeout_sec=timeout_sec,
+            output_cap_bytes=self.output_cap_bytes,
+        )
+
+    def write_file(self, relative: str, text: str) -> Path:
+        target = fresh_target(self.workdir, relative)
+        target.write_text(text, encoding="utf-8")
+        return target
+
+
+@dataclass
+class CodingAttempt:
+    """The two phases of one attempt at a coding scenario, around the agent's run: `start` (the
+    snapshot of the pristine workdir) before the agent runs, `collect` after it."""
+
+    scenario: Scenario
+    scenario_dir: Path
+    workdir: Path
+    root: Path  # this attempt's verification directory, removed by `remove`
+    sandbox: Sandbox
+    output_cap_bytes: int
+    snapshot: Snapshot | None = None
+    patch: Patch | None = None
+    _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
+
+    async def start(self) -> CodingAttempt:
+        """Snapshot the pristine workdir; call before the agent runs."""
+        try:
+            self.root.mkdir(parents=True)
+        except OSError as error:
+            raise AttemptFailure(
+                FailureKind.SANDBOX_START, f"could not prepare the verification directory: {error}"
+            ) from error
+        self.snapshot = await take_snapshot(self.workdir, self.root / "git")
+        return self
+
+    async def collect(self) -> Patch:
+        """The agent's change as a patch (collected once, after the agent's run)."""
+        if self.patch is None:
+            assert self.snapshot is not None
+            self.patch = await self.snapshot.diff()
+        return self.patch
+
+    @asynccontextmanager
+    async def open_workspace(self) -> AsyncIterator[Workspace]:
+        """A fresh verification workspace: pristine fixtures, the patch, the verification fixtures."""
+        patch = await self.collect()
+        base = self.root / str(next(self._numbers))
+        workdir, io_dir = base / "work", base / "io"
+        try:
+            error = await self._build(workdir, io_dir, patch)
+            yield Workspace(
+                patch.text,
+                error,
+                patch.changes,
+                workdir,
+                io_dir,
+                self.sandbox,
+                self.output_cap_bytes,
+            )
+        finally:
+            shutil.rmtree(base, ignore_errors=True)
+
+    async def _build(self, workdir: Path, io_dir: Path, patch: Patch) -> str | None:
+        """Fill a verification workdir; the reason the patch was not applied, or None."""
+        error = patch.error
+        try:
+            workdir.mkdir(parents=True)
+            io_dir.mkdir()
+            copy_fixtures(self.scenario.fixtures.files, self.scenario_dir, workdir)
+            if error is None and patch.text:
+                try:
+                    await apply_patch(patch.text, workdir)
+                except GitFailed as failed:
+                    error = f"the patch does not apply: {failed}"
+            copy_fixtures(self.scenario.fixtures.verification, self.scenario_dir, workdir)
+        except OSError as failed:
+            raise AttemptFailure(
+                FailureKind.SANDBOX_START, f"could not build the verification workdir: {failed}"
+            ) from failed
+        return error
+
+    def stored_patch(self) -> str | None:
+        return self.patch.stored() if self.patch else None
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+async def run_agent(agent: Agent, task: AgentTask, coding: CodingAttempt | None) -> AgentResult:
+    """Run the agent; for a coding scenario, collect its change even when it failed or timed out."""
+    try:
+        result = await agent.run(task)
+    except AttemptFailure:
+        if coding is not None:
+            await coding.collect()
+        raise
+    if coding is not None:
+        await coding.collect()
+    return result
+
+
+async def apply_reference_change(scenario: Scenario, scenario_dir: Path, workdir: Path) -> None:
+    """Write a coding scenario's reference solution into `workdir`: its files, then its patch."""
+    change = scenario.reference_change
+    if change is None:
+        return
+    copy_fixtures(change.files, scenario_dir, workdir)
+    if change.patch is not None:
+        text = (scenario_dir / change.patch).read_text(encoding="utf-8")
+        try:
+            await apply_patch(text, workdir)
+        except GitFailed as error:
+            raise AttemptFailure(
+                FailureKind.MISSING_REFERENCE,
+                f"the reference patch {change.patch} does not apply: {error}",
+            ) from error
+
+
+ChangeMaker = Callable[[Path], Awaitable[None]]
+"""Writes a change into a coding scenario's pristine workdir (the reference, a recorded patch)."""
+
+
+class ChangeGrader:
+    """Grades a given change to coding scenarios of one benchmark outside a run (`verify`: the
+    reference change; a recorded patch could be graded again the same way), through the same two
+    phases as an attempt. The scratch directory and the
+    sandbox are made on first use (a benchmark without coding scenarios needs neither) and the
+    scratch directory is removed on exit."""
+
+    def __init__(self, benchmark: Benchmark, settings: RunSettings) -> None:
+        self.benchmark = benchmark
+        self.settings = settings
+        self._scratch: Path | None = None
+        self._sandbox: Sandbox | None = None
+
+    def __enter__(self) -> ChangeGrader:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    async def grade_reference(
+        self, scenario: Scenario, answers: list[str], trajectory: list[Event]
+    ) -> Grade:
+        """The scenario's reference answers and reference change, graded as the oracle's attempt."""
+        scenario_dir = self.benchmark.scenario_dir(scenario)
+        make_change = functools.partial(apply_reference_change, scenario, scenario_dir)
+        return await self.grade(scenario, answers, trajectory, make_change)
+
+    async def grade(
+        self,
+        scenario: Scenario,
+        answers: list[str],
+        trajectory: list[Event],
+        make_change: ChangeMaker,
+        judge: Judge | None = None,
+    ) -> Grade:
+        """Pristine workdir, `make_change` on it, the patch graded in fresh sandboxes."""
+        scratch, sandbox = self._scratch_dir(), self._sandbox_for(scenario)
+        scenario_dir = self.benchmark.scenario_dir(scenario)
+        name = uuid.uuid4().hex
+        try:
+            dirs = prepare_dirs(scratch, name, scenario, scenario_dir)
+        except OSError as error:
+            raise AttemptFailure(
+                FailureKind.SANDBOX_START, f"could not prepare the workdir: {error}"
+            ) from error
+        coding = CodingAttempt(
+            scenario,
+            scenario_dir,
+            dirs.workdir,
+            scratch / "verify" / name,
+            sandbox,
+            self.settings.output_cap_bytes,
+        )
+        try:
+            await coding.start()
+            await make_change(dirs.workdir)
+            await coding.collect()
+            return await grade(
+                scenario, answers, trajectory, dirs.workdir, judge, open_code=coding.open_workspace
+            )
+        finally:
+            dirs.remove()
+            coding.remove()
+
+    def _scratch_dir(self) -> Path:
+        if self._scratch is None:
+            work_root = self.settings.work_root
+            self._scratch = Path(tempfile.mkdtemp(prefix="benchyard-grade-", dir=work_root))
+            make_scratch_layout(self._scratch)
+        return self._scratch
+
+    def _sandbox_for(self, scenario: Scenario) -> Sandbox:
+        if self._sandbox is None:
+            hidden = hidden_paths(self.settings, self.benchmark)
+            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions(hidden))
+        return self._sandbox.configured(request_for(self.benchmark, scenario))

@@ -1,0 +1,389 @@
+"""The scheduler: a worker runs queued attempts with a concurrency limit, holding each under a lease.
+
+Every run goes through here. `benchyard run` enqueues its run already claimed by an in-process
+worker and executes it to the end (`execute_run`); `benchyard worker` claims attempts of queued
+runs in its own process (`Worker.serve`), rebuilding each run's agent and benchmark from what the
+run recorded. A beat every FLUSH_INTERVAL_SEC writes finished tries; every heartbeat extends the
+leases (and cancels attempts whose claim was lost: their run was cancelled or taken over); a
+worker also takes back the claims of lost workers, so that a crashed run resumes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import re
+import shutil
+import tempfile
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from benchyard.agents.base import Agent
+from benchyard.errors import BenchyardError
+from benchyard.runner.execute import (
+    FLUSH_INTERVAL_SEC,
+    RunObserver,
+    RunSettings,
+    _AttemptExecutor,
+    _NoObserver,
+    _Writer,
+    default_work_root,
+)
+from benchyard.runner.plan import PlannedAttempt
+from benchyard.runner.workdir import make_scratch_layout
+from benchyard.spec.loader import Benchmark
+from benchyard.spec.models import Scenario
+from benchyard.store.queue import (
+    ClaimedAttempt,
+    Queue,
+    RunNotActive,
+    WorkerIdentity,
+    WriteOutcome,
+)
+from benchyard.store.records import RunRecord
+from benchyard.store.store import Store
+
+DEFAULT_LEASE_SEC = 60.0
+IDLE_RUN_CLOSE_SEC = 30.0  # a run this worker holds nothing of is closed after this long
+CLAIM_AHEAD_SEC = 1.0  # claim about this much work per lane at once...
+MAX_CLAIM_FACTOR = 16  # ...but never more than this many attempts per lane
+MAX_HEARTBEAT_SEC = 5.0
+SCRATCH_PREFIX = "benchyard-"
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    concurrency: int = 8
+    lease_sec: float = DEFAULT_LEASE_SEC
+    poll_sec: float = 1.0  # how long an idle worker waits before looking at the queue again
+    drain: bool = False  # stop once nothing is left to claim, instead of waiting for more
+    run_id: str | None = None  # take attempts of this run only
+    work_root: str | None = field(default_factory=default_work_root)
+
+    @property
+    def heartbeat_sec(self) -> float:
+        return min(MAX_HEARTBEAT_SEC, self.lease_sec / 3)
+
+
+@dataclass
+class _ActiveRun:
+    executor: _AttemptExecutor
+    scenarios: dict[str, Scenario]
+    last_used: float = field(default_factory=time.monotonic)
+
+    def planned(self, item: ClaimedAttempt) -> PlannedAttempt:
+        return PlannedAttempt(self.scenarios[item.scenario_id], item.epoch)
+
+
+class Worker:
+    def __init__(
+        self,
+        store: Store,
+        options: WorkerOptions,
+        observer: RunObserver | None = None,
+        log: Log | None = None,
+    ) -> None:
+        self.store = store
+        self.queue = Queue(store)
+        self.options = options
+        self.observer = observer or _NoObserver()
+        self.log = log or (lambda message: None)
+        self.identity = WorkerIdentity.here()
+        self.writer = _Writer(self.queue, self.identity, self._written)
+        self.active: dict[str, _ActiveRun] = {}
+        self.refused: set[str] = set()
+        self.pending: deque[ClaimedAttempt] = deque()
+        self.running: dict[ClaimedAttempt, asyncio.Task[None]] = {}
+        self.claiming = True  # False for an inline run: it executes what it enqueued, no more
+        self.idle_until = 0.0
+        self.mean_attempt_sec = CLAIM_AHEAD_SEC  # moving average; slow until shown otherwise
+        self._claim_lock: asyncio.Lock | None = None
+
+    # ---- runs this worker executes --------------------------------------------------------
+
+    def adopt(
+        self, run: RunRecord, benchmark: Benchmark, agent: Agent, settings: RunSettings
+    ) -> None:
+        """Execute attempts of `run` with this agent and benchmark (already built)."""
+        scratch = Path(
+            tempfile.mkdtemp(
+                prefix=f"{SCRATCH_PREFIX}{run.id}-{os.getpid()}-", dir=settings.work_root
+            )
+        )
+        make_scratch_layout(scratch)
+        executor = _AttemptExecutor(
+            benchmark, agent, run, settings, self.writer, self.observer, scratch
+        )
+        self.active[run.id] = _ActiveRun(executor, {s.id: s for s in benchmark.scenarios})
+        self.observer.started(run)
+
+    def _active_for(self, item: ClaimedAttempt) -> _ActiveRun | None:
+        found = self.active.get(item.run_id)
+        if found is not None:
+            found.last_used = time.monotonic()
+            return found
+        if item.run_id in self.refused:
+            return None
+        from benchyard.runner.recorded import recorded_agent, recorded_benchmark, recorded_settings
+
+        run = self.store.get_run(item.run_id)
+        try:
+            benchmark = recorded_benchmark(run, "cancel the run and start a new one")
+            settings = recorded_settings(run, {"work_root": self.options.work_root})
+            self.adopt(run, benchmark, recorded_agent(run), settings)
+        except BenchyardError as error:
+            self._refuse(run, str(error))
+            return None
+        self.log(f"run {run.id[:8]}: started ({run.planned_attempts} attempts planned)")
+        return self.active[run.id]
+
+    def _refuse(self, run: RunRecord, reason: str) -> None:
+        """A run this worker cannot rebuild fails, with the reason recorded on it."""
+        self.refused.add(run.id)
+        self.pending = deque(item for item in self.pending if item.run_id != run.id)
+        with contextlib.suppress(RunNotActive):
+            self.queue.stop_run(run.id, "failed", f"worker {self.identity.id} refused it: {reason}")
+        self.log(f"run {run.id[:8]}: failed: {reason}")
+
+    async def _close_run(self, run_id: str) -> None:
+        active = self.active.pop(run_id, None)
+        if active is None:
+            return
+        if not active.executor.settings.keep_workdirs:
+            shutil.rmtree(active.executor.scratch, ignore_errors=True)
+        await active.executor.aclose()
+
+    # ---- serving ------------------------------------------------------------------------
+
+    async def serve(self, preclaimed: list[ClaimedAttempt] | None = None) -> None:
+        """Execute attempts until there is nothing left (in drain mode, or for `preclaimed`
+        attempts of an inline run) or until cancelled; finished tries are written either way."""
+        if preclaimed is not None:
+            self.claiming = False
+            self.pending.extend(preclaimed)
+        self._claim_lock = asyncio.Lock()
+        beat = asyncio.create_task(self._beat())
+        lanes = max(1, self.options.concurrency)
+        if not self.claiming:
+            lanes = min(lanes, len(self.pending))
+        try:
+            if self.claiming:
+                self._reclaim()
+            await asyncio.gather(*(self._lane() for _ in range(lanes)))
+        finally:
+            beat.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await beat
+            try:
+                self.writer.flush()
+            finally:
+                for run_id in list(self.active):
+                    await self._close_run(run_id)
+
+    async def _lane(self) -> None:
+        while (item := await self._next()) is not None:
+            active = self._active_for(item)
+            if active is None:
+                continue
+            attempt = asyncio.create_task(
+                active.executor.attempt_with_retries(active.planned(item), item)
+            )
+            self.running[item] = attempt
+            started = time.monotonic()
+            try:
+                await asyncio.wait({attempt})
+            except asyncio.CancelledError:
+                attempt.cancel()
+                await asyncio.wait({attempt})
+                raise
+            finally:
+                del self.running[item]
+            self.mean_attempt_sec += (time.monotonic() - started - self.mean_attempt_sec) / 8
+            if not attempt.cancelled():
+                attempt.result()  # a harness fault outside any try stops the worker
+
+    def _claim_size(self) -> int:
+        """One attempt per lane for slow attempts; for quick ones, about CLAIM_AHEAD_SEC of work
+        per lane, so that claiming does not cost more than the attempts themselves."""
+        lanes = self.options.concurrency
+        per_lane = CLAIM_AHEAD_SEC / max(self.mean_attempt_sec, CLAIM_AHEAD_SEC / MAX_CLAIM_FACTOR)
+        return lanes * max(1, int(per_lane))
+
+    async def _next(self) -> ClaimedAttempt | None:
+        assert self._claim_lock is not None
+        while True:
+            if self.pending:
+                return self.pending.popleft()
+            if not self.claiming:
+                return None
+            wait = self.idle_until - time.monotonic()
+            if wait > 0:
+                await asyncio.sleep(wait)
+                continue
+            async with self._claim_lock:
+                if self.pending or self.idle_until > time.monotonic():
+                    continue
+                claimed = self.queue.claim(
+                    self.identity,
+                    self._claim_size(),
+                    self.options.lease_sec,
+                    run_id=self.options.run_id,
+                    skip_runs=self.refused,
+                )
+                self.pending.extend(claimed)
+                if claimed:
+                    continue
+                if self.options.drain:
+                    self.claiming = False
+                    return None
+                self.idle_until = time.monotonic() + self.options.poll_sec
+
+    # ---- the beat: writes, heartbeats, lost workers ---------------------------------------
+
+    async def _beat(self) -> None:
+        next_heartbeat = next_reclaim = time.monotonic() + self.options.heartbeat_sec
+        while True:
+            await asyncio.sleep(FLUSH_INTERVAL_SEC)
+            self._safely(self.writer.flush)
+            now = time.monotonic()
+            if now >= next_heartbeat:
+                next_heartbeat = now + self.options.heartbeat_sec
+                self._safely(self._heartbeat)
+                if self.claiming:
+                    await self._close_idle_runs()
+            if self.claiming and now >= next_reclaim:
+                next_reclaim = now + self.options.heartbeat_sec
+                self._safely(self._reclaim)
+
+    def _safely(self, action: Callable[[], None]) -> None:
+        """A store that is briefly unreachable must not stop the worker: try again next beat."""
+        try:
+            action()
+        except SQLAlchemyError as error:
+            reason = getattr(error, "orig", None) or error
+            self.log(f"store unavailable, retrying: {str(reason).splitlines()[0]}")
+
+    def _heartbeat(self) -> None:
+        held = self.queue.heartbeat(self.identity, self.options.lease_sec)
+        lost = [
+            task for item, task in self.running.items() if item.id not in held and not task.done()
+        ]
+        dropped = [item for item in self.pending if item.id not in held]
+        if not lost and not dropped:
+            return
+        self.pending = deque(item for item in self.pending if item.id in held)
+        for task in lost:
+            task.cancel()
+        self.log(
+            f"stopped {len(lost)} running and dropped {len(dropped)} waiting attempts whose "
+            "claim was lost (run cancelled or ended, or the lease taken over)"
+        )
+
+    def _reclaim(self) -> None:
+        dead = {pid for pid in self.queue.local_holders(self.identity) if not pid_alive(pid)}
+        for resume in self.queue.reclaim(self.identity, dead):
+            what = "re-queued" if resume.action == "requeued" else "cancelled; run failed"
+            self.log(
+                f"run {resume.run_id[:8]}: worker {resume.lost_worker} was lost "
+                f"({resume.cause}): kept {resume.kept} finished attempts, {what} {resume.requeued}"
+            )
+        remove_scratch_of(dead, self.options.work_root)
+
+    async def _close_idle_runs(self) -> None:
+        """Close the runs this worker has held nothing of for a while (rebuilt when it claims
+        more of them), so that a long-lived worker does not keep every run's workdirs."""
+        busy = {item.run_id for item in (*self.pending, *self.running)}
+        stale = time.monotonic() - IDLE_RUN_CLOSE_SEC
+        for run_id, active in list(self.active.items()):
+            if run_id not in busy and active.last_used < stale:
+                await self._close_run(run_id)
+
+    def _written(self, outcome: WriteOutcome) -> None:
+        if outcome.discarded:
+            self.log(f"discarded {outcome.discarded} tries whose claim was lost")
+        for run_id in outcome.ended_runs:
+            self.log(f"run {run_id[:8]}: finished")
+
+
+async def execute_run(
+    store: Store,
+    benchmark: Benchmark,
+    agent: Agent,
+    plan: list[PlannedAttempt],
+    run: RunRecord,
+    settings: RunSettings,
+    observer: RunObserver | None = None,
+) -> RunRecord:
+    """Run every planned attempt in this process, through the queue like any worker; on
+    cancellation (Ctrl-C) keep what finished and mark the run interrupted."""
+    options = WorkerOptions(concurrency=settings.concurrency, work_root=settings.work_root)
+    worker = Worker(store, options, observer)
+    attempts = [(planned.scenario.id, planned.epoch) for planned in plan]
+    claimed = worker.queue.enqueue(
+        run, attempts, holder=worker.identity, lease_sec=options.lease_sec
+    )
+    try:
+        worker.adopt(run, benchmark, agent, settings)
+        await worker.serve(claimed)
+    finally:
+        with contextlib.suppress(RunNotActive):
+            worker.queue.stop_run(run.id, "interrupted")
+        finished = store.get_run(run.id)
+        run.status, run.finished_at = finished.status, finished.finished_at
+        run.status_reason = finished.status_reason
+    return run
+
+
+async def serve_queue(
+    store: Store,
+    options: WorkerOptions,
+    observer: RunObserver | None = None,
+    log: Log | None = None,
+) -> Worker:
+    """Run a worker on the queue until it drains (with `options.drain`) or is cancelled; on
+    cancellation the attempts it holds go back to the queue for another worker."""
+    worker = Worker(store, options, observer, log)
+    try:
+        await worker.serve()
+    finally:
+        released = worker.queue.release(worker.identity)
+        if released:
+            worker.log(f"released {released} claimed attempts back to the queue")
+    return worker
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process of this node lives (a zombie does not count)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
+
+
+def remove_scratch_of(pids: set[int], work_root: str | None) -> None:
+    """Remove the attempt workdirs that dead workers of this node left behind."""
+    if not pids:
+        return
+    root = Path(work_root or tempfile.gettempdir())
+    pattern = re.compile(rf"^{SCRATCH_PREFIX}[0-9a-f]+-(\d+)-")
+    for entry in root.glob(f"{SCRATCH_PREFIX}*"):
+        match = pattern.match(entry.name)
+        if match and int(match.group(1)) in pids:
+            shutil.rmtree(entry, ignore_errors=True)

@@ -1,0 +1,449 @@
+"""The durable queue: one row per planned attempt, claimed by workers under a lease.
+
+A worker claims queued attempts (`SELECT ... FOR UPDATE SKIP LOCKED` on PostgreSQL; on SQLite every
+queue transaction takes the database's single write lock first, with `BEGIN IMMEDIATE`), extends
+its lease with heartbeats, and marks each attempt done in the same transaction that writes its
+final try, and only while it still holds the claim: an attempt is never recorded twice. Claims of
+a worker that stopped heartbeating (or whose process is gone) are taken back by another worker:
+re-queued, or the run failed when it asked for `--on-crash fail`; each time is recorded on the run.
+
+States of a queued attempt: queued -> claimed -> done, or cancelled (run cancelled, interrupted
+or failed). Runs: queued -> running -> finished (or interrupted, cancelled, failed). Transactions
+that lock both lock the run rows first, then the queued attempts, so that they cannot deadlock.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection, and_, func, insert, or_, select, update
+from sqlalchemy.exc import OperationalError
+
+from benchyard.errors import BenchyardError
+from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
+from benchyard.store.schema import attempt_queue, run_resumes, runs
+from benchyard.store.store import Store, insert_attempts, insert_run
+
+QUEUED, CLAIMED, DONE, CANCELLED = "queued", "claimed", "done", "cancelled"
+OPEN_STATES = (QUEUED, CLAIMED)
+ACTIVE_RUN_STATUSES = ("queued", "running")
+TRANSACTION_TRIES = 5
+
+q = attempt_queue
+T = TypeVar("T")
+
+
+class RunNotActive(BenchyardError):
+    """A queue operation on a run that is no longer queued or running."""
+
+
+@dataclass(frozen=True)
+class WorkerIdentity:
+    """Who holds a claim: `id` is unique per worker; `node` names the machine, its boot and its
+    PID namespace, so that a worker can tell a dead worker of its own node by its PID."""
+
+    id: str
+    node: str
+    pid: int
+
+    @classmethod
+    def here(cls) -> WorkerIdentity:
+        host = socket.gethostname()
+        pid = os.getpid()
+        return cls(id=f"{host}:{pid}:{uuid.uuid4().hex[:6]}", node=_node(host), pid=pid)
+
+
+def _node(host: str) -> str:
+    parts = [host]
+    try:
+        parts.append(Path("/proc/sys/kernel/random/boot_id").read_text().strip()[:8])
+        parts.append(os.readlink("/proc/self/ns/pid"))
+    except OSError:
+        pass
+    return "/".join(parts)[:200]
+
+
+@dataclass(frozen=True, order=True)
+class ClaimedAttempt:
+    """A queued attempt this worker holds: `tries` were written before (a resumed retry goes on)."""
+
+    id: int
+    run_id: str
+    scenario_id: str
+    epoch: int
+    tries: int
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    written: int  # tries recorded
+    discarded: int  # tries of attempts this worker no longer held (cancelled, or taken back)
+    ended_runs: list[str]  # runs this write completed (now finished)
+
+
+@dataclass(frozen=True)
+class StopOutcome:
+    kept: int  # finished attempts kept
+    dropped: int  # queued or running attempts cancelled
+
+
+class Queue:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.engine = store.engine
+        self.sqlite = store.engine.dialect.name == "sqlite"
+        self._started: set[str] = set()  # runs this queue already saw running
+
+    def _transact(self, body: Callable[[Connection], T]) -> T:
+        """Run `body` in one transaction. On SQLite it holds the write lock from its first
+        statement (the single-writer path); on PostgreSQL rows are locked where they are read, and
+        a transaction chosen as a deadlock victim is run again."""
+        for attempt in range(1, TRANSACTION_TRIES + 1):
+            try:
+                with self.engine.connect() as connection:
+                    if self.sqlite:
+                        connection.exec_driver_sql("BEGIN IMMEDIATE")
+                    result = body(connection)
+                    connection.commit()
+                    return result
+            except OperationalError as error:
+                state = getattr(error.orig, "sqlstate", None) or ""
+                if not state.startswith("40") or attempt == TRANSACTION_TRIES:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _later(self, seconds: float) -> Any:
+        """A lease deadline on the database's clock (workers on several machines agree on it)."""
+        if self.sqlite:
+            return datetime.now(UTC) + timedelta(seconds=seconds)
+        return func.now() + timedelta(seconds=seconds)
+
+    def _now(self) -> Any:
+        return self._later(0)
+
+    def _locked(self, query: Any, *, skip_locked: bool = False) -> Any:
+        return query if self.sqlite else query.with_for_update(skip_locked=skip_locked)
+
+    def _lock_runs(self, connection: Connection, run_ids: Iterable[str]) -> dict[str, Any]:
+        """Lock the run rows (in id order) and return their status and settings."""
+        ids = sorted(set(run_ids))
+        if not ids:
+            return {}
+        query = select(runs.c.id, runs.c.status, runs.c.settings).where(runs.c.id.in_(ids))
+        rows = connection.execute(self._locked(query.order_by(runs.c.id))).all()
+        return {row.id: row for row in rows}
+
+    # ---- enqueueing ---------------------------------------------------------------------
+
+    def enqueue(
+        self,
+        run: RunRecord,
+        attempts: Sequence[tuple[str, int]],
+        *,
+        holder: WorkerIdentity | None = None,
+        lease_sec: float = 60.0,
+    ) -> list[ClaimedAttempt]:
+        """Record the run and queue its (scenario, epoch) attempts in plan order, in one
+        transaction. With a `holder` (an inline run) they are claimed by it at once and returned."""
+        run.status = "running" if holder else "queued"
+        holder_values: dict[str, Any] = {}
+        if holder is not None:
+            holder_values = {
+                "worker": holder.id,
+                "worker_node": holder.node,
+                "worker_pid": holder.pid,
+            }
+        rows = [
+            {
+                "run_id": run.id,
+                "scenario_id": scenario_id,
+                "epoch": epoch,
+                "state": CLAIMED if holder else QUEUED,
+                "tries": 0,
+                "claims": int(holder is not None),
+                **holder_values,
+            }
+            for scenario_id, epoch in attempts
+        ]
+
+        def body(connection: Connection) -> list[ClaimedAttempt]:
+            insert_run(connection, run)
+            connection.execute(insert(q), rows)
+            if holder is None:
+                return []
+            connection.execute(
+                update(q)
+                .where(q.c.run_id == run.id)
+                .values(lease_expires_at=self._later(lease_sec))
+            )
+            query = select(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
+            return [
+                ClaimedAttempt(*row)
+                for row in connection.execute(query.where(q.c.run_id == run.id).order_by(q.c.id))
+            ]
+
+        return self._transact(body)
+
+    # ---- claiming and holding -----------------------------------------------------------
+
+    def claim(
+        self,
+        worker: WorkerIdentity,
+        limit: int,
+        lease_sec: float,
+        *,
+        run_id: str | None = None,
+        skip_runs: Iterable[str] = (),
+    ) -> list[ClaimedAttempt]:
+        """Claim up to `limit` queued attempts, oldest first; their runs become running."""
+        candidates = select(q.c.id).where(q.c.state == QUEUED)
+        if run_id is not None:
+            candidates = candidates.where(q.c.run_id == run_id)
+        skipped = list(skip_runs)
+        if skipped:
+            candidates = candidates.where(q.c.run_id.not_in(skipped))
+        candidates = self._locked(candidates.order_by(q.c.id).limit(limit), skip_locked=True)
+        statement = (
+            update(q)
+            .where(q.c.id.in_(candidates.scalar_subquery()))
+            .values(
+                state=CLAIMED,
+                worker=worker.id,
+                worker_node=worker.node,
+                worker_pid=worker.pid,
+                lease_expires_at=self._later(lease_sec),
+                claims=q.c.claims + 1,
+            )
+            .returning(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
+        )
+        claimed = sorted(
+            self._transact(lambda c: [ClaimedAttempt(*row) for row in c.execute(statement)])
+        )
+        started = {item.run_id for item in claimed} - self._started
+        if started:  # its own transaction: it locks runs, after the claim's queued attempts
+            self._transact(
+                lambda c: c.execute(
+                    update(runs)
+                    .where(runs.c.id.in_(started), runs.c.status == "queued")
+                    .values(status="running")
+                )
+            )
+            self._started |= started
+        return claimed
+
+    def heartbeat(self, worker: WorkerIdentity, lease_sec: float) -> set[int]:
+        """Extend the lease of everything `worker` holds; returns the ids it still holds."""
+        statement = (
+            update(q)
+            .where(q.c.worker == worker.id, q.c.state == CLAIMED)
+            .values(lease_expires_at=self._later(lease_sec))
+            .returning(q.c.id)
+        )
+        return self._transact(lambda c: set(c.execute(statement).scalars()))
+
+    def release(self, worker: WorkerIdentity) -> int:
+        """Put back everything `worker` holds (a worker stopping cleanly); returns how many."""
+        statement = (
+            update(q)
+            .where(q.c.worker == worker.id, q.c.state == CLAIMED)
+            .values(**_unclaimed(QUEUED))
+        )
+        return self._transact(lambda c: c.execute(statement).rowcount)
+
+    # ---- writing results ----------------------------------------------------------------
+
+    def write(
+        self, worker: WorkerIdentity, tries: Sequence[tuple[AttemptRecord, int]]
+    ) -> WriteOutcome:
+        """Record finished tries (record, queued attempt id) that `worker` still holds, in one
+        transaction; a final (not superseded) try marks its attempt done, and a run whose last
+        attempt it was is marked finished. Tries of attempts no longer held are discarded."""
+        if not tries:
+            return WriteOutcome(0, 0, [])
+        return self._transact(lambda connection: self._write(connection, worker, tries))
+
+    def _write(
+        self,
+        connection: Connection,
+        worker: WorkerIdentity,
+        tries: Sequence[tuple[AttemptRecord, int]],
+    ) -> WriteOutcome:
+        self._lock_runs(connection, (record.run_id for record, _ in tries))
+        held_query = select(q.c.id).where(
+            q.c.id.in_({item for _, item in tries}), q.c.worker == worker.id, q.c.state == CLAIMED
+        )
+        held = set(connection.execute(self._locked(held_query)).scalars())
+        kept = [(record, item) for record, item in tries if item in held]
+        insert_attempts(connection, [record for record, _ in kept])
+        progress: dict[int, tuple[int, bool]] = {}
+        for record, item in kept:
+            count, done = progress.get(item, (0, False))
+            progress[item] = (max(count, record.try_number), done or not record.superseded)
+        alike: dict[tuple[int, bool], list[int]] = defaultdict(list)
+        for item, count_and_done in progress.items():
+            alike[count_and_done].append(item)
+        for (count, done), items in alike.items():  # usually one statement: all done, try 1
+            connection.execute(
+                update(q)
+                .where(q.c.id.in_(items))
+                .values(state=DONE if done else CLAIMED, tries=count)
+            )
+        completed = sorted({record.run_id for record, _ in kept if not record.superseded})
+        ended = [run_id for run_id in completed if self._finish_if_done(connection, run_id)]
+        return WriteOutcome(len(kept), len(tries) - len(kept), ended)
+
+    def _finish_if_done(self, connection: Connection, run_id: str) -> bool:
+        """Mark the (locked) run finished when none of its attempts is queued or claimed."""
+        if self._count(connection, run_id, OPEN_STATES):
+            return False
+        ended = connection.execute(
+            update(runs)
+            .where(runs.c.id == run_id, runs.c.status.in_(ACTIVE_RUN_STATUSES))
+            .values(status="finished", finished_at=datetime.now(UTC))
+        )
+        return bool(ended.rowcount)
+
+    def _count(self, connection: Connection, run_id: str, states: Sequence[str]) -> int:
+        query = select(func.count()).select_from(q).where(q.c.run_id == run_id)
+        return int(connection.execute(query.where(q.c.state.in_(states))).scalar_one())
+
+    # ---- stopping runs ------------------------------------------------------------------
+
+    def stop_run(self, run_id: str, status: str, reason: str | None = None) -> StopOutcome:
+        """End a queued or running run as `status` (cancelled, interrupted, failed): what finished
+        is kept, what is queued or running is cancelled (workers notice at their next heartbeat)."""
+
+        def body(connection: Connection) -> StopOutcome:
+            run = self._lock_runs(connection, [run_id]).get(run_id)
+            if run is None or run.status not in ACTIVE_RUN_STATUSES:
+                current = "gone" if run is None else run.status
+                raise RunNotActive(f"run {run_id[:8]} is already {current}; nothing to stop")
+            return self._stop(connection, run_id, status, reason)
+
+        return self._transact(body)
+
+    def _stop(
+        self, connection: Connection, run_id: str, status: str, reason: str | None
+    ) -> StopOutcome:
+        dropped = connection.execute(
+            update(q)
+            .where(q.c.run_id == run_id, q.c.state.in_(OPEN_STATES))
+            .values(**_unclaimed(CANCELLED))
+        ).rowcount
+        connection.execute(
+            update(runs)
+            .where(runs.c.id == run_id)
+            .values(status=status, status_reason=reason, finished_at=datetime.now(UTC))
+        )
+        return StopOutcome(self._count(connection, run_id, (DONE,)), dropped)
+
+    # ---- taking back the claims of lost workers -----------------------------------------
+
+    def local_holders(self, worker: WorkerIdentity) -> set[int]:
+        """PIDs of the other workers on this node that hold claims."""
+        query = (
+            select(q.c.worker_pid)
+            .where(q.c.state == CLAIMED, q.c.worker_node == worker.node, q.c.worker != worker.id)
+            .distinct()
+        )
+        with self.engine.connect() as connection:
+            return {pid for pid in connection.execute(query).scalars() if pid is not None}
+
+    def reclaim(self, worker: WorkerIdentity, dead_pids: Iterable[int] = ()) -> list[ResumeRecord]:
+        """Take back the claims whose lease expired, and those of this node's workers whose
+        process is gone (`dead_pids`): re-queued, or the run failed when it asked for that."""
+        dead = sorted(set(dead_pids))
+        lost = q.c.lease_expires_at < self._now()
+        if dead:
+            gone = and_(q.c.worker_node == worker.node, q.c.worker_pid.in_(dead))
+            lost = or_(lost, and_(gone, q.c.worker != worker.id))
+        stale = select(q.c.id, q.c.run_id, q.c.worker, q.c.worker_pid, q.c.worker_node).where(
+            q.c.state == CLAIMED, lost
+        )
+
+        def body(connection: Connection) -> list[ResumeRecord]:
+            run_ids = {row.run_id for row in connection.execute(stale)}
+            locked_runs = self._lock_runs(connection, run_ids)
+            groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
+            for row in connection.execute(self._locked(stale, skip_locked=True)):
+                if row.run_id in locked_runs:
+                    groups[(row.run_id, row.worker)].append(row)
+            resumes = []
+            for (run_id, lost_worker), rows in sorted(groups.items()):
+                pid_gone = rows[0].worker_node == worker.node and rows[0].worker_pid in dead
+                cause = "its process is gone" if pid_gone else "its lease expired"
+                resume = self._take_back(
+                    connection, worker, locked_runs[run_id], lost_worker, cause, rows
+                )
+                if resume is not None:
+                    resumes.append(resume)
+            return resumes
+
+        return self._transact(body)
+
+    def _take_back(
+        self,
+        connection: Connection,
+        worker: WorkerIdentity,
+        run: Any,
+        lost_worker: str,
+        cause: str,
+        rows: list[Any],
+    ) -> ResumeRecord | None:
+        ids = [row.id for row in rows]
+        status = connection.execute(select(runs.c.status).where(runs.c.id == run.id)).scalar_one()
+        if status not in ACTIVE_RUN_STATUSES:  # ended already (failed for an earlier lost worker)
+            connection.execute(update(q).where(q.c.id.in_(ids)).values(**_unclaimed(CANCELLED)))
+            return None
+        if (run.settings or {}).get("on_crash") == "fail":
+            reason = f"worker {lost_worker} was lost ({cause}); --on-crash fail"
+            stopped = self._stop(connection, run.id, "failed", reason)
+            action, kept, moved = "failed", stopped.kept, stopped.dropped
+        else:
+            connection.execute(update(q).where(q.c.id.in_(ids)).values(**_unclaimed(QUEUED)))
+            action, kept, moved = "requeued", self._count(connection, run.id, (DONE,)), len(ids)
+        resume = ResumeRecord(
+            run_id=run.id,
+            at=datetime.now(UTC),
+            action=action,
+            lost_worker=lost_worker,
+            cause=cause,
+            by_worker=worker.id,
+            kept=kept,
+            requeued=moved,
+        )
+        connection.execute(insert(run_resumes).values(**asdict(resume)))
+        return resume
+
+    # ---- reading ------------------------------------------------------------------------
+
+    def resumes(self, run_id: str) -> list[ResumeRecord]:
+        query = select(run_resumes).where(run_resumes.c.run_id == run_id)
+        with self.engine.connect() as connection:
+            rows = connection.execute(query.order_by(run_resumes.c.id)).all()
+        return [_resume(row._asdict()) for row in rows]
+
+
+def _unclaimed(state: str) -> dict[str, Any]:
+    return {
+        "state": state,
+        "worker": None,
+        "worker_node": None,
+        "worker_pid": None,
+        "lease_expires_at": None,
+    }
+
+
+def _resume(values: dict[str, Any]) -> ResumeRecord:
+    values.pop("id")
+    at = values["at"]
+    values["at"] = at.replace(tzinfo=UTC) if at.tzinfo is None else at
+    return ResumeRecord(**values)

@@ -1,0 +1,69 @@
+"""Wilson, McNemar, the paired-difference interval, pass@k and pass^k against hand-computed values."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchyard.report.passk import pass_at_k, pass_hat_k
+from benchyard.report.stats import mcnemar_exact, paired_difference_interval, wilson_interval
+
+
+def test_wilson_interval_by_hand() -> None:
+    # 40/50: centre (0.8 + z²/100) / (1 + z²/50) = 0.778596, half-width 0.108966
+    assert wilson_interval(40, 50) == pytest.approx((0.669630, 0.887562), abs=2e-6)
+    # 32/50: centre 0.630011, half-width 0.128601
+    assert wilson_interval(32, 50) == pytest.approx((0.501410, 0.758612), abs=2e-6)
+
+
+@pytest.mark.parametrize(
+    ("pass_to_fail", "fail_to_pass", "p_value"),
+    [
+        (10, 2, 2 * (1 + 12 + 66) / 4096),  # 2 * P(Binomial(12, 1/2) <= 2) = 0.0385742
+        (2, 10, 2 * (1 + 12 + 66) / 4096),  # two-sided: symmetric
+        (1, 9, 2 * (1 + 10) / 1024),  # 0.0214844
+        (3, 5, 2 * (1 + 8 + 28 + 56) / 256),  # 0.7265625
+        (4, 4, 1.0),  # capped at 1
+        (0, 0, 1.0),  # no discordant pair: no evidence of change
+        (0, 6, 2 / 64),  # 0.03125: six flips one way
+    ],
+)
+def test_exact_mcnemar_by_hand(pass_to_fail: int, fail_to_pass: int, p_value: float) -> None:
+    assert mcnemar_exact(pass_to_fail, fail_to_pass) == pytest.approx(p_value, abs=1e-12)
+
+
+def test_paired_difference_interval_by_hand() -> None:
+    # 50 pairs: 30 both pass, 10 pass->fail, 2 fail->pass, 8 both fail; accuracy 0.80 -> 0.64.
+    # phi = (30*8 - 10*2) / sqrt(40*10*32*18) = 220/480. With the Wilson bounds above:
+    # lower = -0.16 - sqrt(0.087562² - 2*phi*0.087562*0.138590 + 0.138590²) = -0.285500
+    # upper = -0.16 + sqrt(0.130370² - 2*phi*0.130370*0.118612 + 0.118612²) = -0.030036
+    assert paired_difference_interval(30, 10, 2, 8) == pytest.approx((-0.2855, -0.030036), abs=1e-5)
+    assert paired_difference_interval(0, 0, 0, 0) is None
+    low, high = paired_difference_interval(20, 0, 0, 0) or (None, None)
+    assert low is not None and high is not None
+    assert low < 0 < high  # no change: the interval holds 0
+
+
+@pytest.mark.parametrize(
+    ("n", "c", "k", "at_k", "hat_k"),
+    [
+        (5, 2, 1, 2 / 5, 2 / 5),  # k = 1: both are the pass rate
+        (5, 2, 2, 1 - 3 / 10, 1 / 10),  # 1 - C(3,2)/C(5,2); C(2,2)/C(5,2)
+        (5, 2, 3, 1 - 1 / 10, 0.0),  # 1 - C(3,3)/C(5,3); C(2,3) = 0
+        (4, 3, 2, 1.0, 3 / 6),  # C(1,2) = 0; C(3,2)/C(4,2)
+        (3, 1, 3, 1.0, 0.0),  # every draw of 3 holds the one success
+        (3, 3, 3, 1.0, 1.0),
+        (4, 0, 2, 0.0, 0.0),
+    ],
+)
+def test_pass_at_k_and_pass_hat_k_by_hand(
+    n: int, c: int, k: int, at_k: float, hat_k: float
+) -> None:
+    assert pass_at_k(n, c, k) == pytest.approx(at_k)
+    assert pass_hat_k(n, c, k) == pytest.approx(hat_k)
+
+
+def test_pass_at_k_refuses_impossible_counts() -> None:
+    with pytest.raises(ValueError, match="k <= n"):
+        pass_at_k(3, 1, 4)
+    with pytest.raises(ValueError, match="c <= n"):
+        pass_hat_k(3, 4, 1)
