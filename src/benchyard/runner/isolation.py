@@ -32,6 +32,9 @@ def open_sandbox(settings: RunSettings, benchmark: Benchmark, agent: Agent) -> S
     """The run's sandbox, ready: refused when unsandboxed code is not allowed, SandboxUnavailable
     when it cannot work here or a scenario asks for what it cannot give."""
     refuse_unsandboxed(settings, benchmark, agent)
+    if not unsandboxed_work(benchmark, agent):
+        # Nothing will run in it (an in-process agent, no code checks): skip probing the machine.
+        return build_sandbox("none", SandboxOptions((), ()))
     readable = tuple(getattr(agent, "readable_paths", ()))
     sandbox = _opened(settings.sandbox, hidden_paths(settings, benchmark), readable)
     sandbox.check_requests({request_for(benchmark, scenario) for scenario in benchmark.scenarios})

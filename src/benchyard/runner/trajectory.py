@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import time
 import zlib
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 EventKind = str  # "message" | "tool_call" | "tool_result" | "error" | "log"
@@ -26,7 +26,8 @@ class Event:
     data: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value is not None}
+        # vars(), not asdict(): asdict deep-copies every field, and this runs for every event stored
+        return {key: value for key, value in vars(self).items() if value is not None}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> Event:

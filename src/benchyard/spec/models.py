@@ -74,8 +74,8 @@ class BenchmarkManifest(SpecModel):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     version: str = Field(min_length=1)
     description: str = ""
-    defaults: Defaults = Defaults()
-    sandbox: SandboxSpec = SandboxSpec()
+    defaults: Defaults = Field(default_factory=Defaults)
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     scenarios: list[str] = Field(
         default_factory=lambda: [
             "scenarios/**/*.yaml",
@@ -205,7 +205,7 @@ class Scenario(SpecModel):
     difficulty: Difficulty = "medium"
     description: str = ""
     stimulus: Stimulus
-    fixtures: Fixtures = Fixtures()
+    fixtures: Fixtures = Field(default_factory=Fixtures)
     tools: list[ToolSpec] = Field(
         default_factory=list, description="Simulated tools offered to the agent (see spec.tools)."
     )
@@ -215,8 +215,8 @@ class Scenario(SpecModel):
         default=None,
         description="The reference solution of a coding scenario, as a change to the workdir.",
     )
-    limits: Limits = Limits()
-    sandbox: SandboxSpec = SandboxSpec()
+    limits: Limits = Field(default_factory=Limits)
+    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
     threshold: float | None = Field(
         default=None,
         ge=0,

@@ -200,7 +200,7 @@ def insert_attempts(connection: Connection, records: Sequence[AttemptRecord]) ->
         return
     connection.execute(insert(attempts), [_attempt_row(record) for record in records])
     check_rows = [
-        {"attempt_id": record.id, **{k: _without_nul(v) for k, v in asdict(check).items()}}
+        {"attempt_id": record.id, **{k: _without_nul(v) for k, v in vars(check).items()}}
         for record in records
         for check in record.checks
     ]
