@@ -197,21 +197,8 @@ class _AttemptExecutor:
         timeout = self.settings.timeout_sec or limits.timeout_sec or 60.0
         max_turns = self.settings.max_turns or limits.max_turns or 10
         attempt_id = uuid.uuid4().hex
-        started, clock = datetime.now(UTC), time.perf_counter()
-        record = AttemptRecord(
-            id=attempt_id,
-            run_id=self.run.id,
-            scenario_id=scenario.id,
-            category=scenario.category,
-            epoch=planned.epoch,
-            try_number=try_number,
-            verdict="error",
-            score=0.0,
-            started_at=started,
-            finished_at=started,
-            duration_sec=0.0,
-            negative=scenario.negative,
-        )
+        clock = time.perf_counter()
+        record = _blank_record(attempt_id, self.run.id, planned, try_number)
         dirs: AttemptDirs | None = None
         coding: CodingAttempt | None = None
         failure: AttemptFailure | None = None
@@ -258,14 +245,7 @@ class _AttemptExecutor:
                 if not self.settings.keep_workdirs:
                     coding.remove()
         if failure is not None:
-            record.verdict, record.cause, record.failure_kind = (
-                failure.policy.verdict,
-                failure.message,
-                failure.kind,
-            )
-            result.trajectory.append(
-                Event(kind="error", content=failure.message, data={"kind": failure.kind})
-            )
+            _apply_failure(record, result, failure)
         _fill_evidence(record, result, max_turns)
         record.finished_at = datetime.now(UTC)
         record.duration_sec = time.perf_counter() - clock
@@ -306,6 +286,36 @@ class _AttemptExecutor:
             self.sandbox_for(scenario),
             self.settings.output_cap_bytes,
         ).start()
+
+
+def _blank_record(
+    attempt_id: str, run_id: str, planned: PlannedAttempt, try_number: int
+) -> AttemptRecord:
+    """The record of a try about to start: an error until something better is known."""
+    started = datetime.now(UTC)
+    return AttemptRecord(
+        id=attempt_id,
+        run_id=run_id,
+        scenario_id=planned.scenario.id,
+        category=planned.scenario.category,
+        epoch=planned.epoch,
+        try_number=try_number,
+        verdict="error",
+        score=0.0,
+        started_at=started,
+        finished_at=started,
+        duration_sec=0.0,
+        negative=planned.scenario.negative,
+    )
+
+
+def _apply_failure(record: AttemptRecord, result: AgentResult, failure: AttemptFailure) -> None:
+    """The verdict the failure table gives, its cause, and an error event in the trajectory."""
+    record.verdict, record.cause = failure.policy.verdict, failure.message
+    record.failure_kind = failure.kind
+    result.trajectory.append(
+        Event(kind="error", content=failure.message, data={"kind": failure.kind})
+    )
 
 
 def _fill_evidence(record: AttemptRecord, result: AgentResult, max_turns: int) -> None:
