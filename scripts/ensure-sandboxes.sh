@@ -13,7 +13,20 @@ command -v bwrap >/dev/null 2>&1 || install bubblewrap
 [ "${1:-}" = --bwrap-only ] && exit 0
 
 command -v dockerd >/dev/null 2>&1 || install docker.io
+# A pid file left by an engine that was killed (the process gone, or a zombie) stops a new one.
+clear_stale_pidfile() {
+  local file=$1 pid state
+  [ -f "$file" ] || return 0
+  pid=$(cat "$file" 2>/dev/null || true)
+  state=$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null || true)
+  if [ -z "$pid" ] || [ -z "$state" ] || [ "$state" = Z ]; then
+    rm -f "$file"
+  fi
+}
+
 if ! docker info >/dev/null 2>&1; then
+  clear_stale_pidfile /var/run/docker.pid
+  clear_stale_pidfile /var/run/docker/containerd/containerd.pid
   echo "starting dockerd (log: /var/log/benchyard-dockerd.log)" >&2
   setsid nohup dockerd >/var/log/benchyard-dockerd.log 2>&1 </dev/null &
   for _ in $(seq 1 60); do
