@@ -91,6 +91,7 @@ def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
     negatives = [a for a in counted if a.negative]
     durations = [a.duration_sec for a in attempts]
     costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
+    judge_costs = [a.judge_cost_usd for a in attempts if a.judge_cost_usd is not None]
     return Summary(
         task_count=len({a.scenario_id for a in attempts}),
         attempt_count=len(attempts),
@@ -110,6 +111,9 @@ def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
         tokens_in=sum(a.tokens_in for a in attempts),
         tokens_out=sum(a.tokens_out for a in attempts),
         cost_usd=sum(costs) if costs else None,
+        judge_tokens_in=sum(a.judge_tokens_in for a in attempts),
+        judge_tokens_out=sum(a.judge_tokens_out for a in attempts),
+        judge_cost_usd=sum(judge_costs) if judge_costs else None,
         hit_max_turns=sum(1 for a in attempts if a.hit_max_turns),
         reasoning_truncated=sum(1 for a in attempts if a.failure_kind == "reasoning_truncated"),
         durations=Durations(

@@ -93,6 +93,13 @@ class Summary(ReportModel):
     tokens_in: int
     tokens_out: int
     cost_usd: float | None
+    judge_tokens_in: int = Field(
+        default=0, description="The judge model's tokens, apart from the agent's."
+    )
+    judge_tokens_out: int = 0
+    judge_cost_usd: float | None = Field(
+        default=None, description="The judge model's cost, apart from the agent's."
+    )
     hit_max_turns: int
     reasoning_truncated: int = Field(
         default=0,

@@ -151,7 +151,13 @@ def to_rich(report: RunReport) -> list[RenderableType]:
         ),
         (
             "tokens / cost",
-            f"{summary.tokens_in} in, {summary.tokens_out} out, {money(summary.cost_usd)}",
+            f"{summary.tokens_in} in, {summary.tokens_out} out, {money(summary.cost_usd)}"
+            + (
+                f"; judge {summary.judge_tokens_in} in, {summary.judge_tokens_out} out, "
+                f"{money(summary.judge_cost_usd)}"
+                if summary.judge_tokens_in or summary.judge_cost_usd
+                else ""
+            ),
         ),
         (
             "duration",

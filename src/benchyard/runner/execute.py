@@ -27,7 +27,7 @@ from benchyard.runner.grading import grade
 from benchyard.runner.isolation import open_sandbox, request_for
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import git_state, host_name
-from benchyard.runner.trajectory import Event, token_totals
+from benchyard.runner.trajectory import Event, judge_totals, token_totals
 from benchyard.runner.two_phase import CodingAttempt, needs_two_phase, run_agent
 from benchyard.runner.workdir import AttemptDirs, prepare_dirs
 from benchyard.sandbox.base import Sandbox
@@ -328,6 +328,8 @@ def _fill_evidence(record: AttemptRecord, result: AgentResult, max_turns: int) -
     record.turns = result.turns
     record.hit_max_turns = result.turns >= max_turns
     record.tokens_in, record.tokens_out, record.cost_usd = token_totals(result.trajectory)
+    judged = judge_totals(result.trajectory)
+    record.judge_tokens_in, record.judge_tokens_out, record.judge_cost_usd = judged
 
 
 def default_work_root() -> str | None:

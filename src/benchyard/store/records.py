@@ -74,6 +74,9 @@ class AttemptRecord:
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
+    judge_tokens_in: int = 0
+    judge_tokens_out: int = 0
+    judge_cost_usd: float | None = None
     checks: list[CheckRecord] = field(default_factory=list)
     trajectory: list[Event] | None = None  # None when not loaded
     patch: str | None = None  # the agent's change to its workdir, as a unified diff

@@ -74,6 +74,9 @@ attempts = Table(
     Column("tokens_in", Integer, nullable=False),
     Column("tokens_out", Integer, nullable=False),
     Column("cost_usd", Float),
+    Column("judge_tokens_in", Integer, nullable=False, server_default="0"),
+    Column("judge_tokens_out", Integer, nullable=False, server_default="0"),
+    Column("judge_cost_usd", Float),  # the judge model's calls, costed apart from the agent
     Column("started_at", DateTime(timezone=True), nullable=False),
     Column("finished_at", DateTime(timezone=True), nullable=False),
     Column("duration_sec", Float, nullable=False),

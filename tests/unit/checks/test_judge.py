@@ -214,3 +214,29 @@ def test_a_run_with_judge_checks_and_no_judge_is_refused(tmp_path: Path, cli: Cl
     assert (
         "scenario 'judged' has a llm_rubric check but no judge model is configured" in result.output
     )
+
+
+def test_the_report_costs_the_judge_apart_from_the_agent(
+    tmp_path: Path, cli: Cli, store: Store, judge_url: str
+) -> None:
+    with FakeLLM({"default": {"content": "The capital is Paris."}}) as agent_llm:
+        write_project(cli.cwd, agent_llm.url, judge_url=judge_url)
+        scenario = {
+            "id": "judged",
+            "stimulus": "What is the capital of France?",
+            "reference": "Paris",
+            "checks": [{"type": "reference_match"}],
+        }
+        bench = write_benchmark(tmp_path / "bench", [scenario])
+        assert cli("run", str(bench), "--agent", "model", "-q").exit_code == 0
+    run = store.resolve_run("latest")
+    [attempt] = store.attempts(run.id, with_evidence=True)
+    assert attempt.verdict == "passed", attempt.cause
+    judged = judge_totals(attempt.trajectory or [])
+    assert judged[0] > 0 and judged[2] is not None and judged[2] > 0
+    summary = json.loads(cli("report", "latest", "--format", "json").output)["summary"]
+    assert (summary["judge_tokens_in"], summary["judge_tokens_out"]) == judged[:2]
+    assert summary["judge_cost_usd"] == pytest.approx(judged[2])
+    agent_tokens = token_totals(attempt.trajectory or [])
+    assert (summary["tokens_in"], summary["tokens_out"]) == agent_tokens[:2]
+    assert "judge" in cli("report", "latest").output
