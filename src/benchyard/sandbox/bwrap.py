@@ -130,7 +130,7 @@ class BubblewrapSandbox:
             started = _marker_written(ready_read)
             limit_hit = cgroup.limit_hit() if cgroup else None
             if cgroup:
-                cgroup.kill_and_remove()
+                await cgroup.kill_and_remove_async()
         if not started:
             tail = outcome.stderr.decode("utf-8", errors="replace").strip()[-STDERR_TAIL_CHARS:]
             raise AttemptFailure(

@@ -10,6 +10,7 @@ memory and pids controllers below its own cgroup). In each hierarchy, under benc
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import signal
@@ -24,6 +25,7 @@ from benchyard.sandbox.limits import ResourceLimits
 CONTROLLERS = ("memory", "pids")
 PARENT_PREFIX = "benchyard-"
 KILL_WAIT_SEC = 2.0
+KILL_POLL_SEC = 0.005
 
 
 @dataclass(frozen=True)
@@ -51,11 +53,27 @@ class Cgroup:
     def kill_and_remove(self) -> None:
         """SIGKILL whatever is left inside (until empty, or for at most KILL_WAIT_SEC), then remove it."""
         deadline = time.monotonic() + KILL_WAIT_SEC
-        while (members := _members(self.dirs)) and time.monotonic() < deadline:
-            for pid in members:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.kill(pid, signal.SIGKILL)
-            time.sleep(0.005)
+        while not self._killed_all() and time.monotonic() < deadline:
+            time.sleep(KILL_POLL_SEC)
+        self._remove()
+
+    async def kill_and_remove_async(self) -> None:
+        """kill_and_remove without blocking the event loop while the last processes die: a
+        blocking wait here would stall every other attempt of the run."""
+        deadline = time.monotonic() + KILL_WAIT_SEC
+        while not self._killed_all() and time.monotonic() < deadline:
+            await asyncio.sleep(KILL_POLL_SEC)
+        self._remove()
+
+    def _killed_all(self) -> bool:
+        """SIGKILL every process inside; True when none was left."""
+        members = _members(self.dirs)
+        for pid in members:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        return not members
+
+    def _remove(self) -> None:
         for directory in self.dirs:
             with contextlib.suppress(OSError):
                 directory.rmdir()  # a cgroup still busy is reaped with its parent later
