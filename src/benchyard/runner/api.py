@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +17,7 @@ from benchyard.config import ProjectConfig
 from benchyard.runner.execute import RunObserver, RunSettings, new_run
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
+from benchyard.runner.loop import run_async
 from benchyard.runner.plan import PlannedAttempt, plan_attempts, select_scenarios
 from benchyard.runner.recorded import (
     RunRefused,
@@ -126,8 +125,7 @@ def execute(
 
     open_sandbox(settings, benchmark, agent)
     run = new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id)
-    _use_pidfd_child_watcher()
-    return asyncio.run(execute_run(store, benchmark, agent, plan, run, settings, observer))
+    return run_async(execute_run(store, benchmark, agent, plan, run, settings, observer))
 
 
 def enqueue(
@@ -166,16 +164,7 @@ def run_worker(store: Store, options: WorkerOptions, log: Log | None = None) -> 
         with contextlib.suppress(asyncio.CancelledError):
             await serve_queue(store, options, log=log)
 
-    _use_pidfd_child_watcher()
-    asyncio.run(serve())
-
-
-def _use_pidfd_child_watcher() -> None:
-    """Python 3.11 waits for each child in a thread of its own; pidfds cost far less (3.12 does this itself)."""
-    if sys.version_info < (3, 12) and hasattr(os, "pidfd_open"):
-        with contextlib.suppress(OSError, NotImplementedError):
-            os.close(os.pidfd_open(os.getpid()))
-            asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
+    run_async(serve())
 
 
 @dataclass(frozen=True)
@@ -232,7 +221,7 @@ def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[V
     Coding scenarios go through both phases, their code run in `sandbox` (the run's default)."""
     settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
     with ChangeGrader(benchmark, settings) as grader:
-        return asyncio.run(_verify_all(benchmark, grader))
+        return run_async(_verify_all(benchmark, grader))
 
 
 async def _verify_all(benchmark: Benchmark, grader: ChangeGrader) -> list[VerifyOutcome]:

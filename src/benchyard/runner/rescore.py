@@ -9,7 +9,6 @@ sandboxes as in a run. Other attempts (crashes, timeouts, errors) are copied as 
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import uuid
 from dataclasses import dataclass, field, replace
@@ -20,9 +19,9 @@ from typing import TYPE_CHECKING
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
-from benchyard.runner.patches import GitFailed, apply_patch
+from benchyard.runner.loop import run_async
 from benchyard.runner.recorded import RunRefused, recorded_settings
-from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
+from benchyard.runner.two_phase import ChangeGrader, apply_patch_or_fail, needs_two_phase
 from benchyard.spec.loader import Benchmark, load_benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord
@@ -75,7 +74,7 @@ def rescore_run(
     store.create_run(run)
     outcome = RescoreOutcome(run)
     try:
-        asyncio.run(_rescore_all(store, benchmark, recorded_settings(original), attempts, outcome))
+        run_async(_rescore_all(store, benchmark, recorded_settings(original), attempts, outcome))
     except BaseException:
         store.finish_run(run.id, "interrupted")
         raise
@@ -169,10 +168,5 @@ async def _restore_change(patch: str | None, workdir: Path) -> None:
             FailureKind.CHECK_ERROR,
             "the attempt's change was not kept, so it cannot be graded again",
         )
-    try:
-        await apply_patch(patch, workdir)
-    except GitFailed as error:
-        raise AttemptFailure(
-            FailureKind.CHECK_ERROR,
-            f"the recorded patch does not apply to the benchmark's fixtures now: {error}",
-        ) from error
+    failed = "the recorded patch does not apply to the benchmark's fixtures now"
+    await apply_patch_or_fail(patch, workdir, FailureKind.CHECK_ERROR, failed)

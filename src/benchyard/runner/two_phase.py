@@ -201,13 +201,16 @@ async def apply_reference_change(scenario: Scenario, scenario_dir: Path, workdir
     copy_fixtures(change.files, scenario_dir, workdir)
     if change.patch is not None:
         text = (scenario_dir / change.patch).read_text(encoding="utf-8")
-        try:
-            await apply_patch(text, workdir)
-        except GitFailed as error:
-            raise AttemptFailure(
-                FailureKind.MISSING_REFERENCE,
-                f"the reference patch {change.patch} does not apply: {error}",
-            ) from error
+        failed = f"the reference patch {change.patch} does not apply"
+        await apply_patch_or_fail(text, workdir, FailureKind.MISSING_REFERENCE, failed)
+
+
+async def apply_patch_or_fail(patch: str, workdir: Path, kind: FailureKind, failed: str) -> None:
+    """Apply `patch` in `workdir`; when it does not apply, an AttemptFailure of `kind` saying so."""
+    try:
+        await apply_patch(patch, workdir)
+    except GitFailed as error:
+        raise AttemptFailure(kind, f"{failed}: {error}") from error
 
 
 ChangeMaker = Callable[[Path], Awaitable[None]]
