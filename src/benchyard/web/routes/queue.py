@@ -1,0 +1,200 @@
+"""The queue: runs with queued, claimed and finished attempts, the workers seen through their
+claims, and the forms that queue a run, rerun what failed, rescore or cancel. Every one of those
+changes goes through runner/api.py or store/queue.py (web/actions.py); workers execute."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Form
+from starlette.requests import Request
+from starlette.responses import JSONResponse, RedirectResponse, Response
+
+from benchyard.errors import BenchyardError
+from benchyard.runner.provenance import host_name
+from benchyard.store.browse import open_attempts, queue_counts, queue_runs, workers
+from benchyard.web.access import wants_json
+from benchyard.web.actions import (
+    ActionRefused,
+    RunRequest,
+    cancel_run,
+    enqueue_rerun,
+    enqueue_run,
+    start_rescore,
+)
+from benchyard.web.csrf import csrf_guard
+from benchyard.web.models import (
+    ActionResult,
+    QueuedAttemptRow,
+    QueuePage,
+    QueueRunRow,
+    WorkerRow,
+)
+from benchyard.web.routing import page
+from benchyard.web.rows import run_rows
+from benchyard.web.state import AppState, app_state
+
+router = APIRouter()
+actions = APIRouter(dependencies=[Depends(csrf_guard)])
+State = Annotated[AppState, Depends(app_state)]
+RUN_ID = re.compile(r"^[0-9a-f]{1,32}$")
+
+
+@page(router, "/queue")
+def queue_page(request: Request, state: State, rescoring: str = "") -> Response:
+    return state.renderer.respond(request, "queue.html", _queue(state, rescoring))
+
+
+def _queue(state: AppState, rescoring: str = "", message: str | None = None) -> QueuePage:
+    from benchyard.sandbox.registry import default_sandbox_name, sandbox_names
+
+    runs = queue_runs(state.store)
+    counts = queue_counts(state.store, [run.id for run in runs])
+    now = datetime.now(UTC)
+    if rescoring and RUN_ID.match(rescoring):
+        message = (
+            f"rescoring run {rescoring[:8]} in a process of its own: its new run appears below"
+        )
+    return QueuePage(
+        runs=[
+            QueueRunRow(
+                run=row,
+                queued=counts[row.id].queued if row.id in counts else 0,
+                claimed=counts[row.id].claimed if row.id in counts else 0,
+                done=counts[row.id].done if row.id in counts else 0,
+                cancelled=counts[row.id].cancelled if row.id in counts else 0,
+            )
+            for row in run_rows(state.store, runs)
+        ],
+        attempts=[QueuedAttemptRow(**vars(item)) for item in open_attempts(state.store)],
+        workers=[
+            WorkerRow(
+                **vars(claims),
+                lease_left_sec=(claims.lease_expires_at - now).total_seconds()
+                if claims.lease_expires_at
+                else None,
+            )
+            for claims in workers(state.store)
+        ],
+        benchmarks=[known.name for known in state.catalog.known(state.recorded())],
+        agents=sorted({*state.config.project.agents, "oracle"}),
+        sandboxes=sorted(sandbox_names()),
+        default_sandbox=default_sandbox_name(),
+        message=message,
+    )
+
+
+def _done(request: Request, result: ActionResult, target: str) -> Response:
+    if wants_json(request):
+        return JSONResponse(result.model_dump(mode="json"), status_code=200 if result.ok else 400)
+    return RedirectResponse(target, status_code=303)
+
+
+def _refused(request: Request, state: AppState, error: BenchyardError) -> Response:
+    result = ActionResult(ok=False, message=str(error))
+    if wants_json(request):
+        return JSONResponse(result.model_dump(mode="json"), status_code=400)
+    shown = _queue(state, message=f"refused: {error}")
+    return state.renderer.respond(request, "queue.html", shown, status_code=400)
+
+
+@page(actions, "/queue/runs", methods=("POST",))
+def queue_run(
+    request: Request,
+    state: State,
+    benchmark: Annotated[str, Form()],
+    agent: Annotated[str, Form()],
+    filters: Annotated[str, Form()] = "",
+    epochs: Annotated[int, Form(ge=1, le=1000)] = 1,
+    limit: Annotated[str, Form()] = "",
+    timeout: Annotated[str, Form()] = "",
+    concurrency: Annotated[int, Form(ge=1, le=1024)] = 8,
+    sandbox: Annotated[str, Form()] = "",
+    allow_unsandboxed: Annotated[bool, Form()] = False,
+    allow_network: Annotated[bool, Form()] = False,
+) -> Response:
+    """Queue a run, as `benchyard run BENCHMARK --agent AGENT --enqueue` would."""
+    try:
+        known = state.benchmark(benchmark)
+        if known is None:
+            raise ActionRefused(f"no benchmark '{benchmark}' on disk")
+        run = enqueue_run(
+            state.store,
+            state.config.project,
+            RunRequest(
+                benchmark_path=known.path,
+                agent=agent,
+                filters=tuple(part.strip() for part in re.split(r"[,\n]", filters) if part.strip()),
+                epochs=epochs,
+                limit=_positive_int(limit, "limit"),
+                timeout_sec=_positive_float(timeout, "timeout"),
+                concurrency=concurrency,
+                sandbox=sandbox or None,
+                allow_unsandboxed=allow_unsandboxed,
+                allow_network=allow_network,
+            ),
+            agent_repo=state.workdir,
+        )
+    except BenchyardError as error:
+        return _refused(request, state, error)
+    message = f"queued run {run.id} ({run.planned_attempts} attempts); a worker executes it"
+    return _done(request, ActionResult(ok=True, message=message, run_id=run.id), f"/runs/{run.id}")
+
+
+def _positive_int(text: str, name: str) -> int | None:
+    if not text.strip():
+        return None
+    if not text.strip().isdigit() or int(text) < 1:
+        raise ActionRefused(f"{name}: '{text}' is not a positive whole number")
+    return int(text)
+
+
+def _positive_float(text: str, name: str) -> float | None:
+    if not text.strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ActionRefused(f"{name}: '{text}' is not a number of seconds") from None
+    if value <= 0:
+        raise ActionRefused(f"{name}: give a number of seconds above 0")
+    return value
+
+
+@page(actions, "/runs/{run_ref}/cancel", methods=("POST",))
+def cancel(request: Request, state: State, run_ref: str) -> Response:
+    try:
+        run = state.store.resolve_run(run_ref)
+        message = cancel_run(state.store, run, f"{host_name()}")
+    except BenchyardError as error:
+        return _refused(request, state, error)
+    return _done(request, ActionResult(ok=True, message=message, run_id=run.id), f"/runs/{run.id}")
+
+
+@page(actions, "/runs/{run_ref}/rerun", methods=("POST",))
+def rerun(request: Request, state: State, run_ref: str) -> Response:
+    """Queue a run of the failed, errored and timed-out attempts, linked to this one."""
+    try:
+        parent = state.store.resolve_run(run_ref)
+        run = enqueue_rerun(state.store, parent, state.workdir)
+    except BenchyardError as error:
+        return _refused(request, state, error)
+    message = f"queued run {run.id}: {run.planned_attempts} attempts of run {parent.id[:8]} again"
+    return _done(request, ActionResult(ok=True, message=message, run_id=run.id), f"/runs/{run.id}")
+
+
+@page(actions, "/runs/{run_ref}/rescore", methods=("POST",))
+def rescore(request: Request, state: State, run_ref: str) -> Response:
+    """Grade the run's recorded outputs again (`benchyard rescore`), in a process of its own."""
+    try:
+        run = state.store.resolve_run(run_ref)
+        log = start_rescore(state.store, run, state.workdir)
+    except BenchyardError as error:
+        return _refused(request, state, error)
+    message = f"rescoring run {run.id[:8]}; its output goes to {Path(log).name}"
+    return _done(
+        request, ActionResult(ok=True, message=message, run_id=run.id), f"/queue?rescoring={run.id}"
+    )

@@ -1,0 +1,105 @@
+"""Runs and attempts as table rows: the figures each row shows, from the store's tallies."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from benchyard.report.flags import review_flags
+from benchyard.report.stats import wilson_interval
+from benchyard.runner.failures import CLAIMED_KINDS
+from benchyard.store.browse import COUNTED, LONG_FACTOR, RunTally, run_tallies
+from benchyard.store.records import AttemptRecord, RunRecord
+from benchyard.store.store import Store
+from benchyard.web.models import AttemptRow, CheckBrief, RunRow
+
+ACTIVE = frozenset({"queued", "running"})
+
+
+def is_subset(run: RunRecord) -> bool:
+    """A run of part of its benchmark: filtered, limited, or a rerun of some attempts."""
+    settings = run.settings or {}
+    return bool(settings.get("filters") or settings.get("limit") or run.parent_run_id)
+
+
+def run_rows(store: Store, runs: Sequence[RunRecord]) -> list[RunRow]:
+    tallies = run_tallies(store, [run.id for run in runs])
+    return [run_row(run, tallies.get(run.id, RunTally(run.id))) for run in runs]
+
+
+def run_row(run: RunRecord, tally: RunTally) -> RunRow:
+    duration = (
+        (run.finished_at - run.started_at).total_seconds() if run.finished_at is not None else None
+    )
+    return RunRow(
+        id=run.id,
+        status=run.status,
+        status_reason=run.status_reason,
+        benchmark=run.benchmark_name,
+        version=run.benchmark_version,
+        benchmark_hash=run.benchmark_hash,
+        agent=run.agent_name,
+        commit=run.agent_commit,
+        dirty=run.agent_dirty,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        duration_sec=duration,
+        planned=run.planned_attempts,
+        finished=tally.attempts,
+        passed=tally.passed,
+        counted=tally.counted,
+        errors=tally.errors,
+        timeouts=tally.timeouts,
+        accuracy=tally.passed / tally.counted if tally.counted else None,
+        accuracy_ci95=wilson_interval(tally.passed, tally.counted),
+        error_rate=tally.errors / tally.attempts if tally.attempts else None,
+        cost_usd=tally.cost_usd,
+        judge_cost_usd=tally.judge_cost_usd,
+        attempt_sec=tally.attempt_sec,
+        parent_run_id=run.parent_run_id,
+        rescored_from=run.rescored_from,
+        subset=is_subset(run),
+        active=run.status in ACTIVE,
+    )
+
+
+def attempt_row(
+    attempt: AttemptRecord, *, median_turns: float = 0, flaky: bool = False
+) -> AttemptRow:
+    return AttemptRow(
+        id=attempt.id,
+        scenario_id=attempt.scenario_id,
+        category=attempt.category,
+        epoch=attempt.epoch,
+        try_number=attempt.try_number,
+        superseded=attempt.superseded,
+        verdict=attempt.verdict,
+        score=attempt.score,
+        cause=attempt.cause,
+        failure_kind=attempt.failure_kind,
+        claimed=attempt.failure_kind in CLAIMED_KINDS,
+        turns=attempt.turns,
+        tokens_in=attempt.tokens_in,
+        tokens_out=attempt.tokens_out,
+        cost_usd=attempt.cost_usd,
+        judge_cost_usd=attempt.judge_cost_usd,
+        duration_sec=attempt.duration_sec,
+        flags=attempt_flags(attempt, median_turns, flaky),
+        checks=[
+            CheckBrief(label=check.label, check_type=check.check_type, passed=check.passed)
+            for check in attempt.checks
+        ],
+    )
+
+
+def attempt_flags(attempt: AttemptRecord, median_turns: float, flaky: bool) -> list[str]:
+    """The review flags report/flags.py raises on this attempt: those it decides alone, `long`
+    against the run's median turns, and `flaky` when its scenario is."""
+    if attempt.superseded:
+        return []
+    kinds: set[str] = {flag.kind for flag in review_flags([attempt]) if flag.kind != "flaky"}
+    counted = attempt.verdict in COUNTED
+    if median_turns and counted and attempt.turns > LONG_FACTOR * median_turns:
+        kinds.add("long")
+    if flaky and counted:
+        kinds.add("flaky")
+    return sorted(kinds)

@@ -1,0 +1,125 @@
+// benchyard web UI: live progress (server-sent events), the scenario drawer, confirmations.
+// Served from this server only (the Content-Security-Policy allows no inline script).
+"use strict";
+
+(function () {
+  // A browser keeps about six connections to one server: stream at most this many runs and poll
+  // the others, so that a page of many running runs still loads and navigates.
+  const STREAMED = 3;
+  const POLL_MS = 4000;
+
+  function show(box, p) {
+    const bar = box.querySelector('[data-field="bar"]');
+    if (bar) { bar.max = Math.max(1, p.planned); bar.value = p.finished; }
+    const text = box.querySelector('[data-field="text"]');
+    if (text) text.textContent = p.finished + "/" + p.planned;
+    const detail = box.querySelector('[data-field="detail"]');
+    if (detail) {
+      let words = p.passed + " passed · " + p.failed + " failed · " + p.timeouts + " timeouts · " + p.errors + " errors";
+      if (p.queued || p.claimed) words += " · " + p.queued + " queued · " + p.claimed + " claimed";
+      detail.textContent = words;
+    }
+    const status = box.querySelector('[data-field="status"]');
+    if (status) { status.textContent = p.status; status.className = "status s-" + p.status; }
+  }
+
+  function ended(box) {
+    // The figures of a run that ended are on its page itself: load it again once.
+    if (box.closest(".run-head")) window.location.reload();
+  }
+
+  function streamProgress(box, runId) {
+    const source = new EventSource("/runs/" + encodeURIComponent(runId) + "/events");
+    source.addEventListener("progress", function (event) { show(box, JSON.parse(event.data)); });
+    source.addEventListener("end", function () { source.close(); ended(box); });
+    source.onerror = function () { source.close(); pollProgress(box, runId); };
+  }
+
+  function pollProgress(box, runId) {
+    const url = "/api/runs/" + encodeURIComponent(runId) + "/progress";
+    function tick() {
+      fetch(url, { credentials: "same-origin" })
+        .then(function (response) { return response.ok ? response.json() : null; })
+        .then(function (p) {
+          if (!p) return;
+          show(box, p);
+          if (p.active) window.setTimeout(tick, POLL_MS); else ended(box);
+        })
+        .catch(function () { /* the server went away: stop */ });
+    }
+    window.setTimeout(tick, POLL_MS);
+  }
+
+  function watchProgress(box, index) {
+    const runId = box.dataset.progressRun;
+    if (!runId) return;
+    if (index < STREAMED && "EventSource" in window) streamProgress(box, runId);
+    else pollProgress(box, runId);
+  }
+
+  function openDrawer(url, pageUrl) {
+    const drawer = document.getElementById("drawer");
+    if (!drawer) { window.location.href = pageUrl; return; }
+    fetch(url + "?fragment=1", { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error(response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        // The fragment is rendered by this server with every value escaped.
+        drawer.innerHTML = html;
+        drawer.classList.add("open");
+        drawer.scrollTop = 0;
+        history.pushState({ drawer: url }, "", pageUrl);
+      })
+      .catch(function () { window.location.href = pageUrl; });
+  }
+
+  function closeDrawer(pageUrl) {
+    const drawer = document.getElementById("drawer");
+    if (!drawer) return false;
+    drawer.classList.remove("open");
+    drawer.innerHTML = "";
+    history.pushState({}, "", pageUrl);
+    return true;
+  }
+
+  document.addEventListener("click", function (event) {
+    const link = event.target.closest("a[data-drawer]");
+    if (link && document.getElementById("drawer") && !event.ctrlKey && !event.metaKey) {
+      event.preventDefault();
+      const page = new URL(window.location.href);
+      page.searchParams.set("attempt", link.dataset.drawer.split("/").pop());
+      page.hash = "drawer";
+      openDrawer(link.dataset.drawer, page.toString());
+      return;
+    }
+    const close = event.target.closest("a[data-drawer-close]");
+    if (close && document.getElementById("drawer")) {
+      event.preventDefault();
+      const page = new URL(window.location.href);
+      page.searchParams.delete("attempt");
+      page.hash = "";
+      closeDrawer(page.toString());
+    }
+  });
+
+  document.addEventListener("submit", function (event) {
+    const form = event.target.closest("form[data-confirm]");
+    if (form && !window.confirm(form.dataset.confirm)) event.preventDefault();
+  });
+
+  document.addEventListener("keydown", function (event) {
+    if (event.key === "Escape") {
+      const close = document.querySelector("#drawer.open a[data-drawer-close]");
+      if (close) close.click();
+    }
+  });
+
+  window.addEventListener("popstate", function () { window.location.reload(); });
+
+  // The run page's own progress first, then the rows.
+  const live = Array.from(document.querySelectorAll("[data-progress-run][data-live]"));
+  live.sort(function (a, b) { return (b.closest(".run-head") ? 1 : 0) - (a.closest(".run-head") ? 1 : 0); });
+  live.forEach(watchProgress);
+})();
