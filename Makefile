@@ -40,6 +40,7 @@ demo-local: setup $(LLM_STAMP)
 test: setup
 	bash scripts/ensure-services.sh
 	bash scripts/ensure-sandboxes.sh
+	bash scripts/ensure-browser.sh
 	$(MAKE) --no-print-directory test-sqlite test-postgres
 
 test-sqlite: setup
@@ -61,6 +62,7 @@ bench: setup
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/provider.py
+	$(BIN)/python bench/web.py
 
 clean:
 	rm -rf $(VENV) $(LLM_VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache

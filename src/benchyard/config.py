@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from benchyard.spec.problems import BenchmarkInvalid
 
 CONFIG_FILE = "benchyard.yaml"
+MAX_AGENT_NAME = 200  # runs.agent_name
 
 
 class ProjectConfig(BaseModel):
@@ -18,6 +19,18 @@ class ProjectConfig(BaseModel):
 
     db: str | None = Field(default=None, description="SQLAlchemy URL of the store.")
     agents: dict[str, dict[str, Any]] = Field(default_factory=dict, description="Agents by name.")
+
+    @field_validator("agents")
+    @classmethod
+    def _names_fit_the_store(cls, agents: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        for name in agents:
+            if len(name) > MAX_AGENT_NAME:
+                raise ValueError(
+                    f"agent name '{name[:40]}...' is {len(name)} characters; at most "
+                    f"{MAX_AGENT_NAME} (what the store keeps)"
+                )
+        return agents
+
     providers: dict[str, dict[str, Any]] = Field(
         default_factory=dict,
         description="OpenAI-compatible endpoints by name (see providers/config.py).",
@@ -55,7 +68,7 @@ def load_config(path: Path | None) -> ProjectConfig:
     try:
         located = read_yaml(path)
     except SpecSyntaxError as error:
-        collector.add(path, error.line, (), error.message)
+        collector.add(path, error.line, error.path, error.message)
         raise BenchmarkInvalid(collector.problems) from None
     if located.data is None:
         return ProjectConfig(base_dir=path.parent)
@@ -77,14 +90,15 @@ agents:
   example:
     kind: command
     command: python3 agent.py
-    env: {}
+    env: {}         # variables for the agent, with their values (recorded with each run)
+    pass_env: []    # host variables passed by name, e.g. [OPENAI_API_KEY] (values never stored)
   # `--agent oracle` always exists: it replays each scenario's reference.
   # A model behind an OpenAI-compatible endpoint (see docs/models.md):
   # local-model:
   #   kind: openai
   #   provider: local
   #   model: qwen2.5-7b-instruct
-# providers:
+# providers:                # keys are named by variable, never written here
 #   local: {base_url: "http://127.0.0.1:8080/v1", api_key_env: LOCAL_API_KEY}
 # judge: {provider: local, model: qwen2.5-7b-instruct}   # for llm_rubric and reference_match
 # prices:                                               # USD per million tokens

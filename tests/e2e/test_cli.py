@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import text
 
 from benchyard.store.store import Store
 from tests.support import Cli, scenario, write_benchmark
@@ -247,6 +248,93 @@ def test_unreachable_store_is_one_clear_line(tmp_path: Path) -> None:
         "error: cannot open the store postgresql+psycopg://nobody:***@127.0.0.1:1/none"
     )
     assert "secret" not in result.output
+
+
+SUPPORTED = (
+    "benchyard supports sqlite (sqlite:///path/to/store.db) and postgresql "
+    "(postgresql://user@host/database)"
+)
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "mysql://me:secret@db/runs",
+            f"error: unsupported store 'mysql://me:***@db/runs': {SUPPORTED}",
+        ),
+        ("garbage", f"error: 'garbage' is not a database URL; {SUPPORTED}"),
+        (
+            "postgresql://me:secret@db:port/runs",
+            f"error: 'postgresql://me:***@db:port/runs' is not a database URL; {SUPPORTED}",
+        ),
+        (
+            "postgresql+asyncpg://me@db/runs",
+            f"error: unsupported store 'postgresql+asyncpg://me@db/runs': {SUPPORTED}",
+        ),
+    ],
+)
+def test_a_store_url_benchyard_cannot_use_is_one_line(
+    tmp_path: Path, url: str, expected: str
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "benchyard", "runs", "--db", url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", expected + "\n")
+
+
+def test_a_postgresql_server_that_is_down_is_one_line(tmp_path: Path) -> None:
+    url = "postgresql://me:secret@127.0.0.1:1/runs"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchyard", "runs", "--db", url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith(
+        "error: cannot open the store postgresql+psycopg://me:***@127.0.0.1:1/runs: "
+    )
+    assert "refused" in line
+    assert "secret" not in line
+
+
+def test_a_sqlite_store_whose_directory_cannot_be_created_is_one_line(tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory", encoding="utf-8")
+    url = f"sqlite:///{blocker}/sub/store.db"
+    result = subprocess.run(
+        [sys.executable, "-m", "benchyard", "runs", "--db", url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: cannot open the store {url}: cannot create its directory "
+        f"({blocker} is not a directory)\n"
+    )
+
+
+def test_a_damaged_store_is_one_line(tmp_path: Path) -> None:
+    """A SQLite store at the newest revision whose runs table is gone (a hand-edited file)."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    store = Store.open(url)
+    with store.engine.begin() as connection:
+        connection.execute(text("DROP TABLE runs"))
+    store.close()
+    result = subprocess.run(
+        [sys.executable, "-m", "benchyard", "runs", "--db", url],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+    )
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == "error: the store failed: no such table: runs\n"
 
 
 def test_help_and_version() -> None:

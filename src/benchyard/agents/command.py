@@ -7,23 +7,30 @@ import os
 import re
 import shlex
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from benchyard import secrets
 from benchyard.agents.base import AgentResult, AgentTask
 from benchyard.agents.tool_server import serve_tools
 from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event, message
+from benchyard.sandbox.base import SYSTEM_PATH
+from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
+from benchyard.untrusted import UntrustedFileRefused, read_capped, remove_entry, write_fresh
 
 IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
 EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
 EXIT_NOT_RUNNABLE = (126, 127)  # the shell could not find or execute the command
 TRAJECTORY_READ_CAP = 8 * 1024 * 1024
 STDERR_TAIL_CHARS = 300
+STORE_VARIABLE = "BENCHYARD_DB"  # the store's URL: never an agent's
+HOME_DIR = "home"  # the agent's own HOME, in its io dir
 
 
 class CommandAgentConfig(BaseModel):
@@ -31,7 +38,49 @@ class CommandAgentConfig(BaseModel):
 
     kind: str = "command"
     command: str = Field(min_length=1)
-    env: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(
+        default_factory=dict, description="Variables set for the command, with their values."
+    )
+    pass_env: list[str] = Field(
+        default_factory=list,
+        description="Host variables passed to the command by name (an API key the agent needs); "
+        "their values are scrubbed from everything benchyard stores or prints.",
+    )
+    readable: list[str] = Field(
+        default_factory=list,
+        description="Host paths the command may read in its sandbox besides its own code "
+        "(absolute, or relative to benchyard.yaml); nothing else of the host is shown.",
+    )
+
+    @field_validator("env", "pass_env")
+    @classmethod
+    def _never_the_store_variable(cls, value: dict[str, str] | list[str]) -> Any:
+        if STORE_VARIABLE in value:
+            raise ValueError(
+                f"{STORE_VARIABLE} is never given to an agent: with the store's URL, an agent "
+                "could rewrite its own verdicts"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _never_the_store_url(self) -> CommandAgentConfig:
+        problem = self.store_url_problem([os.environ.get(STORE_VARIABLE)])
+        if problem:
+            raise ValueError(problem)
+        return self
+
+    def store_url_problem(self, store_urls: Iterable[str | None]) -> str | None:
+        """What is wrong when a variable given to the agent (`env`, or a host variable named in
+        `pass_env`) holds one of `store_urls`; None when none does."""
+        given = {**{name: os.environ.get(name, "") for name in self.pass_env}, **self.env}
+        for url in filter(None, store_urls):
+            for name, value in given.items():
+                if url in value:
+                    return (
+                        f"{name} holds the store's URL, which is never given to an agent: with "
+                        "it, an agent could rewrite its own verdicts"
+                    )
+        return None
 
 
 class CommandAgent:
@@ -46,9 +95,14 @@ class CommandAgent:
 
     @property
     def readable_paths(self) -> tuple[Path, ...]:
-        """The existing absolute paths the command names (its script, its interpreter): a sandbox
-        shows them read-only even where it hides the host's files (its private /tmp)."""
+        """The existing absolute paths the command names (its script, its interpreter), from which
+        a sandbox works out the agent's own code (sandbox/allowlist.py)."""
         return named_paths(self.config.command)
+
+    @property
+    def declared_readable(self) -> tuple[Path, ...]:
+        """The host paths its configuration declares readable (made absolute when loaded)."""
+        return tuple(Path(path) for path in self.config.readable)
 
     async def run(self, task: AgentTask) -> AgentResult:
         assert task.workdir is not None and task.io_dir is not None
@@ -96,9 +150,14 @@ class CommandAgent:
             conversation.append({"role": "assistant", "content": answer})
 
     def _environment(self, task: AgentTask, turn: int, files: dict[str, Path]) -> dict[str, str]:
+        """The command's whole environment: a minimal base, the agent's configured `env` and
+        `pass_env`, the protocol's variables; never benchyard's own environment (its keys, the
+        store's URL)."""
+        assert task.io_dir is not None
         return {
-            **os.environ,
+            **_base_environment(_private_home(task.io_dir, create=turn == 1)),
             **self.config.env,
+            **_passed_variables(self.config.pass_env),
             "BENCHYARD_INSTRUCTION_FILE": str(files["instruction"]),
             "BENCHYARD_MESSAGES_FILE": str(files["messages"]),
             "BENCHYARD_TRAJECTORY_FILE": str(files["trajectory"]),
@@ -108,6 +167,38 @@ class CommandAgent:
             "BENCHYARD_TURN": str(turn),
             "BENCHYARD_WORKDIR": str(task.workdir),
         }
+
+
+def _base_environment(home: Path) -> dict[str, str]:
+    """What every agent command gets, whatever the host's environment holds."""
+    return {
+        "PATH": SYSTEM_PATH,
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+    }
+
+
+def _private_home(io_dir: Path, *, create: bool) -> Path:
+    """The agent's HOME: a directory of its own in the io dir (outside the workdir, so that what
+    tools write there never mixes with a coding scenario's change), made before its first turn."""
+    home = io_dir / HOME_DIR
+    if create:
+        try:
+            home.mkdir(mode=0o700)
+        except FileExistsError:
+            return home
+        sandbox_user().hand_over(home)
+    return home
+
+
+def _passed_variables(names: list[str]) -> dict[str, str]:
+    """The host variables named in `pass_env` that are set, registered as secrets to scrub."""
+    passed = {name: os.environ[name] for name in names if name in os.environ}
+    secrets.register(*passed.values())
+    store = os.environ.get(STORE_VARIABLE)
+    return {name: value for name, value in passed.items() if not (store and store in value)}
 
 
 _WORD = re.compile(r"(?<!\S)[^\s;|&()<>'\"$`=]+(?=$|[\s;|&)])")
@@ -150,13 +241,16 @@ def _opening_messages(task: AgentTask) -> list[dict[str, str]]:
 def _write_turn_files(
     io_dir: Path, user_text: str, conversation: list[dict[str, str]]
 ) -> dict[str, Path]:
-    """Write this turn's input files; the trajectory and output files are the agent's to create."""
+    """Write this turn's input files, each created anew (never through a name the agent left:
+    a link, a FIFO); the trajectory and output files are the agent's to create."""
     files = {name.split(".")[0]: io_dir / name for name in IO_FILES}
-    files["instruction"].write_text(user_text, encoding="utf-8")
-    files["messages"].write_text(json.dumps(conversation, ensure_ascii=False), encoding="utf-8")
-    files["output"].unlink(
-        missing_ok=True
-    )  # an answer file left by an earlier turn is not this turn's
+    write_fresh(files["instruction"], user_text.encode("utf-8"))
+    write_fresh(files["messages"], json.dumps(conversation, ensure_ascii=False).encode("utf-8"))
+    directory = os.open(io_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        remove_entry(directory, files["output"].name)  # an earlier turn's answer is not this one's
+    finally:
+        os.close(directory)
     return files
 
 
@@ -172,9 +266,10 @@ def _append_output(result: AgentResult, outcome: ProcessOutcome) -> None:
 def _read_agent_events(path: Path, offset: int, into: list[Event]) -> int:
     """Append the events the agent wrote since `offset`; malformed lines become error events."""
     try:
-        with path.open("rb") as handle:
-            handle.seek(offset)
-            data = handle.read(TRAJECTORY_READ_CAP)
+        data = read_capped(path, TRAJECTORY_READ_CAP, offset=offset)
+    except UntrustedFileRefused as refused:
+        into.append(Event(kind="error", content=f"trajectory file ignored: {refused.strerror}"))
+        return offset
     except OSError:
         return offset
     for number, line in enumerate(data.splitlines(), start=1):
@@ -197,7 +292,7 @@ def _parse_event(line: bytes, number: int) -> Event:
             cost_usd=_float_or_none(raw.get("cost_usd")),
             data={"source": "agent"},
         )
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:
         excerpt = line[:120].decode("utf-8", errors="replace")
         return Event(
             kind="error", content=f"unreadable trajectory line {number}: {error}: {excerpt}"
@@ -258,9 +353,8 @@ def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentRes
 def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
     """The output file when the agent wrote one, else stdout; trailing whitespace dropped."""
     try:
-        with output_file.open("rb") as handle:
-            written = handle.read(cap)
-    except OSError:
+        written = read_capped(output_file, cap)
+    except OSError:  # none, or not a regular file (a link, a FIFO): the answer is on stdout
         written = b""
     data = written if written.strip() else outcome.stdout
     return data.decode("utf-8", errors="replace").rstrip()

@@ -12,6 +12,7 @@ path, so that no other attempt reaches it by chance) and on a Unix socket in the
 
 from __future__ import annotations
 
+import os
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,34 +20,53 @@ from pathlib import Path
 from typing import Any
 
 from benchyard.agents.toolbox import ToolBox
-from benchyard.providers.http_server import LoopbackServer, Request, Responder
+from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
+from benchyard.sandbox.identity import sandbox_user
 
 SOCKET_NAME = "tools.sock"
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
+MAX_CONNECTIONS = 32  # open at once, over TCP and the socket together, per attempt
+REQUEST_TIMEOUT_SEC = 30.0  # to send a whole request and take its answer
 
 
 @asynccontextmanager
 async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[dict[str, str]]:
     """Serve `toolbox` while the block runs; yields the environment variables naming the server
-    (none when the scenario has no tools)."""
+    (none when the scenario has no tools). The agent is a client that may be hostile: its
+    connections are capped (MAX_CONNECTIONS, the rest closed at once) and each request has
+    REQUEST_TIMEOUT_SEC, so that it cannot exhaust benchyard's descriptors."""
     if toolbox is None:
         yield {}
         return
     prefix = "/" + secrets.token_hex(8)
-    servers = [LoopbackServer(_Handler(toolbox, prefix).handle)]
+    limit = ConnectionLimit(MAX_CONNECTIONS)
+    servers = [_server(_Handler(toolbox, prefix), limit)]
     port = await servers[0].listen_tcp()
     env = {"BENCHYARD_TOOLS_URL": f"http://127.0.0.1:{port}{prefix}"}
     socket_path = io_dir / SOCKET_NAME
     try:
         if len(str(socket_path)) <= MAX_SOCKET_PATH:
-            servers.append(LoopbackServer(_Handler(toolbox, "").handle))
+            servers.append(_server(_Handler(toolbox, ""), limit))
             await servers[1].listen_unix(socket_path)
+            _let_the_sandbox_connect(socket_path)
             env["BENCHYARD_TOOLS_SOCKET"] = str(socket_path)
         yield env
     finally:
         for server in servers:
             await server.close()
         socket_path.unlink(missing_ok=True)
+
+
+def _server(handler: _Handler, limit: ConnectionLimit) -> LoopbackServer:
+    return LoopbackServer(handler.handle, limit=limit, request_timeout_sec=REQUEST_TIMEOUT_SEC)
+
+
+def _let_the_sandbox_connect(socket_path: Path) -> None:
+    """Hand the socket to the user sandboxed commands run as (connecting takes write permission
+    on it); benchyard's own user needs nothing."""
+    user = sandbox_user()
+    if not user.is_benchyard:
+        os.lchown(socket_path, user.uid, user.gid)
 
 
 class _Handler:

@@ -89,6 +89,8 @@ def _arguments(raw: str | dict[str, Any]) -> tuple[dict[str, Any], str | None]:
         value = json.loads(raw) if raw.strip() else {}
     except json.JSONDecodeError as error:
         return {}, f"the arguments are not valid JSON ({error})"
+    except RecursionError:
+        return {}, "the arguments are nested too deep"
     if not isinstance(value, dict):
         return {}, "the arguments must be a JSON object"
     return value, None

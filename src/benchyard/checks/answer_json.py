@@ -10,6 +10,9 @@ from benchyard.checks.answer_text import fenced_blocks, quote
 JSON_FENCE_LANGUAGES = frozenset({"json", ""})
 
 
+MAX_DEPTH = 100
+
+
 class NotJson(ValueError):
     """The answer holds no JSON document; the message says why, for a check's reason."""
 
@@ -17,7 +20,7 @@ class NotJson(ValueError):
 def parse_answer_json(answer: str, allow_fence: bool = True) -> Any:
     """The JSON value the answer holds, or NotJson: the stripped answer, else its JSON fence."""
     try:
-        return json.loads(answer.strip())
+        return _loads(answer.strip())
     except json.JSONDecodeError as whole_error:
         if not allow_fence:
             raise _not_json(answer, whole_error) from None
@@ -25,9 +28,38 @@ def parse_answer_json(answer: str, allow_fence: bool = True) -> Any:
         if block is None:
             raise _not_json(answer, whole_error) from None
         try:
-            return json.loads(block.body)
+            return _loads(block.body)
         except json.JSONDecodeError as fence_error:
             raise NotJson(f"the ```json block is not valid JSON ({fence_error})") from None
+
+
+def _loads(text: str) -> Any:
+    """json.loads, refusing documents nested deeper than MAX_DEPTH: an answer of 100,000 `[`
+    would otherwise end in a RecursionError, here or in the checks that walk the value."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        value = None
+        too_deep = True
+    else:
+        too_deep = nesting_depth(value) > MAX_DEPTH
+    if too_deep:
+        raise NotJson(f"the answer's JSON is nested over {MAX_DEPTH} levels deep")
+    return value
+
+
+def nesting_depth(value: Any) -> int:
+    """How deep arrays and objects nest in a parsed JSON value (without recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
+        if children is not None:
+            deepest = max(deepest, depth)
+            stack += [(child, depth + 1) for child in children]
+    return deepest
 
 
 def is_number(value: Any) -> bool:

@@ -1,7 +1,9 @@
 """`code_exec`: the code in the answer passes test asserts, run in the verification sandbox.
 
-Passing needs a random marker, new for every attempt, that the driver prints only after the last
-assert: exiting 0 alone (an early `sys.exit(0)`, `os._exit(0)`) is not enough.
+By default the tests run in a process apart from the solution's, and call it across a pipe whose
+values are plain data (scripts/code_exec_driver.py): nothing the solution does in its own process
+can change what the asserts compute. Passing needs a random marker, new for every attempt, that
+the driver prints only after the last assert: exiting 0 alone is not enough.
 """
 
 from __future__ import annotations
@@ -11,10 +13,20 @@ import secrets
 from pydantic import Field, model_validator
 
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
-from benchyard.checks.code_support import answer_code, one_line, run_script, tail, workspace
+from benchyard.checks.code_support import (
+    answer_code,
+    exit_text,
+    one_line,
+    run_script,
+    script,
+    tail,
+    workspace,
+)
 from benchyard.checks.registry import check
 
 FAILURE_PREFIX = "benchyard-code-exec: "
+APART = "(tests in a separate process)"
+SAME = "(tests in the solution's process: its code could have forged this)"
 
 
 class CodeExecParams(CheckParams):
@@ -32,6 +44,12 @@ class CodeExecParams(CheckParams):
         description="The module the code is written as (`solution.py`), for tests that import it.",
     )
     timeout_sec: float = Field(default=10.0, gt=0)
+    same_process: bool = Field(
+        default=False,
+        description="Run the tests inside the solution's own process, as imported code, for tests "
+        "that need its real objects (subclassing its classes, isinstance, object identity). "
+        "Forgeable: the solution's code can then make the tests pass without being right.",
+    )
 
     @model_validator(mode="after")
     def _one_source_of_tests(self) -> CodeExecParams:
@@ -58,32 +76,35 @@ async def code_exec(params: CodeExecParams, evidence: Evidence) -> CheckResult:
         (code.io_dir / "tests.py").write_text(params.tests, encoding="utf-8")
         tests_file = str(code.io_dir / "tests.py")
     assert tests_file is not None
+    mode = "same" if params.same_process else "process"
+    sources = [script("code_exec_wire"), script("code_exec_solution")]
     outcome = await run_script(
         code,
         "code_exec_driver",
-        [str(marker_file), params.module, tests_file],
+        [*sources, str(marker_file), params.module, tests_file, mode],
         timeout_sec=params.timeout_sec,
     )
+    how = SAME if params.same_process else APART
     if outcome.timed_out:
-        return CheckResult.of(False, f"timed out after {params.timeout_sec:g}s")
+        return CheckResult.of(False, f"timed out after {params.timeout_sec:g}s {how}")
     stdout = outcome.stdout.decode("utf-8", errors="replace")
     if outcome.returncode == 0 and marker in stdout:
-        return CheckResult.of(True, "the tests passed (marker printed after the last assert)")
+        return CheckResult.of(
+            True, f"the tests passed (marker printed after the last assert) {how}"
+        )
     if outcome.returncode == 0:
         return CheckResult.of(
             False,
             "exited 0 without printing the marker: the tests did not run to the end "
-            "(did the code exit early?)",
+            f"(did the code exit early?) {how}",
         )
-    return CheckResult.of(False, _failure(outcome.stderr, outcome.returncode))
+    return CheckResult.of(False, f"{_failure(stdout, outcome.stderr, outcome.returncode)} {how}")
 
 
-def _failure(stderr: bytes, returncode: int | None) -> str:
-    """The driver's own description of the failure, else the end of stderr."""
-    for line in reversed(stderr.decode("utf-8", errors="replace").splitlines()):
+def _failure(stdout: str, stderr: bytes, returncode: int | None) -> str:
+    """The driver's own description of the failure (its last line on stdout), else the end of
+    stderr."""
+    for line in reversed(stdout.splitlines()):
         if line.startswith(FAILURE_PREFIX):
             return one_line(line.removeprefix(FAILURE_PREFIX))
-    how = (
-        f"killed by signal {-returncode}" if returncode and returncode < 0 else f"exit {returncode}"
-    )
-    return f"the code failed ({how}): {tail(stderr)}"
+    return f"the code failed ({exit_text(returncode)}): {tail(stderr)}"

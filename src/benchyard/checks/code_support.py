@@ -1,9 +1,12 @@
-"""What the code checks share: their workspace, code read from an answer, and running the bundled
-scripts (checks/scripts/) with python3 in the verification sandbox."""
+"""What the code checks share: their workspace, code read from an answer, running commands that run
+the agent's code, and running the bundled scripts (checks/scripts/) with python3 in the
+verification sandbox."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -13,6 +16,10 @@ from benchyard.sandbox.process import ProcessOutcome
 
 PYTHON_LANGUAGES = ("python", "py", "python3")
 EXIT_NOT_RUNNABLE = (126, 127)  # the shell could not find or execute the command
+EXIT_HINTS = {126: "command not executable?", 127: "command not found?"}
+READY = b"benchyard: ready\n"  # the first line of every bundled script's stdout
+CANNOT_RUN = b"benchyard: cannot run: "  # ... or this one, when the sandbox lacks what it needs
+MODEL_CODE_ENV = {"PYTHONNOUSERSITE": "1"}  # HOME is the workdir: its user site is the agent's
 TAIL_CHARS = 300
 SCRIPTS = Path(__file__).parent / "scripts"
 
@@ -42,32 +49,64 @@ def script(name: str) -> str:
     return (SCRIPTS / f"{name}.py").read_text(encoding="utf-8")
 
 
-async def run_checked(
+async def run_model_code(
     code: CodeWorkspace,
     argv: Sequence[str],
     *,
     timeout_sec: float,
     env: Mapping[str, str] | None = None,
 ) -> ProcessOutcome:
-    """Run a command in the workspace; a command the sandbox cannot find or execute is a fault of
-    the sandbox image, not of the agent (CheckFailedToRun)."""
-    outcome = await code.run(argv, timeout_sec=timeout_sec, env=env)
+    """Run a command that runs code of the agent's (a test command, a lint command run in the
+    patched workdir): whatever it does to its own process, an exit status included, is its own
+    outcome, never a fault of the sandbox (see exit_text for a readable hint)."""
+    return await code.run(argv, timeout_sec=timeout_sec, env={**MODEL_CODE_ENV, **(env or {})})
+
+
+async def run_script(
+    code: CodeWorkspace,
+    name: str,
+    arguments: Sequence[str],
+    *,
+    timeout_sec: float,
+    env: Mapping[str, str] | None = None,
+) -> ProcessOutcome:
+    """Run a bundled script with the sandbox's python3, isolated from files in the workdir.
+
+    Every bundled script writes `benchyard: ready` on stdout before it runs anything of the
+    agent's, or `benchyard: cannot run: <why>` when the sandbox lacks what it needs; that line is
+    taken off the outcome's stdout. The script could not run (CheckFailedToRun) when it says so,
+    or when it wrote neither and the shell could not find or execute python3 (exit 126/127): code
+    of the agent's cannot write before that line, nor take back what is written.
+    """
+    argv = ["python3", "-I", "-c", script(name), *arguments]
+    outcome = await run_model_code(code, argv, timeout_sec=timeout_sec, env=env)
+    if outcome.stdout.startswith(READY):
+        return dataclasses.replace(outcome, stdout=outcome.stdout[len(READY) :])
+    if outcome.stdout.startswith(CANNOT_RUN):
+        why = outcome.stdout[len(CANNOT_RUN) :].split(b"\n", 1)[0]
+        raise CheckFailedToRun(f"{name} cannot run in the sandbox: {tail(why)}")
     if outcome.returncode in EXIT_NOT_RUNNABLE:
-        shown = argv[2] if list(argv[:2]) == ["/bin/sh", "-c"] else argv[0]
         raise CheckFailedToRun(
-            f"'{shown}' could not run in the sandbox (exit {outcome.returncode}): "
+            f"python3 could not run in the sandbox ({exit_text(outcome.returncode)}): "
             f"{tail(outcome.stderr)}"
         )
     return outcome
 
 
-async def run_script(
-    code: CodeWorkspace, name: str, arguments: Sequence[str], *, timeout_sec: float
-) -> ProcessOutcome:
-    """Run a bundled script with the sandbox's python3, isolated from files in the workdir."""
-    return await run_checked(
-        code, ["python3", "-I", "-c", script(name), *arguments], timeout_sec=timeout_sec
-    )
+def exit_text(returncode: int | None) -> str:
+    """How a process ended: `exit 1`, `exit 127 (command not found?)`, `killed by signal 9`."""
+    if returncode is None:
+        return "killed at the timeout"
+    if returncode < 0:
+        return f"killed by signal {-returncode}"
+    return f"exit {returncode}{exit_hint(returncode)}"
+
+
+def exit_hint(returncode: int | None) -> str:
+    """A hint for the statuses the shell gives when it cannot find or run a command; the status
+    proves nothing (the agent's code can end with any), so it stays a hint in a failure."""
+    hint = EXIT_HINTS.get(returncode or 0)
+    return f" ({hint})" if hint else ""
 
 
 def tail(data: bytes, chars: int = TAIL_CHARS) -> str:
@@ -79,3 +118,27 @@ def tail(data: bytes, chars: int = TAIL_CHARS) -> str:
 def one_line(text: str) -> str:
     """Output of untrusted code fit for a reason: one line, no NUL (which no text column takes)."""
     return " ".join(text.replace("\x00", "\\x00").split())
+
+
+def matches_any(path: str, patterns: list[str]) -> bool:
+    """Whether a path of the workdir matches one of the globs (see glob_regex)."""
+    return any(glob_regex(pattern).fullmatch(path) for pattern in patterns)
+
+
+@functools.cache
+def glob_regex(pattern: str) -> re.Pattern[str]:
+    """A path glob as a regex over whole paths: `*` and `?` stay within one directory, `**` spans any
+    number of directories (none too): `**/test_*.py` matches `test_a.py` and `pkg/tests/test_a.py`."""
+    segments = pattern.strip("/").split("/")
+    regex = ""
+    for index, segment in enumerate(segments):
+        last = index == len(segments) - 1
+        if segment == "**":
+            regex += ".*" if last else "(?:[^/]+/)*"
+            continue
+        regex += "".join(
+            "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
+            for char in segment
+        )
+        regex += "" if last else "/"
+    return re.compile(regex)

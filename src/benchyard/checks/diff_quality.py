@@ -1,18 +1,17 @@
 """`diff_quality`: the agent's patch applies, is small enough, touches only allowed paths and leaves
-the test files alone. Reads the patch only; nothing runs."""
+the test files alone; what it does to the test machinery (patch_scan.py) is noted, or fails it with
+`fail_suspicious`. Reads the patch only; nothing runs."""
 
 from __future__ import annotations
-
-import functools
-import re
 
 from pydantic import Field
 
 from benchyard.checks.base import CheckParams, CheckResult, Evidence, FileChange
-from benchyard.checks.code_support import workspace
+from benchyard.checks.code_support import matches_any, workspace
+from benchyard.checks.patch_scan import TEST_FILE_PATTERNS, scan_patch, suspicious_note
 from benchyard.checks.registry import check
 
-DEFAULT_PROTECTED = ["tests/**", "test/**", "**/test_*.py", "**/*_test.py", "**/conftest.py"]
+DEFAULT_PROTECTED = list(TEST_FILE_PATTERNS)
 SHOWN_PATHS = 5
 
 
@@ -29,6 +28,12 @@ class DiffQualityParams(CheckParams):
         default_factory=lambda: list(DEFAULT_PROTECTED),
         description="Glob patterns of paths the patch must not touch (the tests, by default).",
     )
+    fail_suspicious: bool = Field(
+        default=False,
+        description="Fail a patch that changes the test machinery (patch_scan.py: a replaced "
+        "unittest.TestCase.run, a tracing hook, sys.modules or builtins rewritten, an early exit, "
+        "a module standing in for the standard library's); by default it is only noted.",
+    )
 
 
 @check("diff_quality", DiffQualityParams, needs_code=True)
@@ -40,8 +45,8 @@ def diff_quality(params: DiffQualityParams, evidence: Evidence) -> CheckResult:
     changes = code.changes
     lines = sum((c.added_lines or 0) + (c.deleted_lines or 0) for c in changes)
     size = f"{len(changes)} file(s), {lines} line(s) changed"
-    outside = [c for c in changes if not _matches_any(c.path, params.allowed_paths or ["**"])]
-    protected = [c for c in changes if _matches_any(c.path, params.protected_paths)]
+    outside = [c for c in changes if not matches_any(c.path, params.allowed_paths or ["**"])]
+    protected = [c for c in changes if matches_any(c.path, params.protected_paths)]
     constraints = [  # (met, what is wrong otherwise), one per constraint asked for
         (bool(changes) or not params.require_change, "the agent changed nothing"),
         (not protected, f"touches protected paths: {_paths(protected)}"),
@@ -53,36 +58,18 @@ def diff_quality(params: DiffQualityParams, evidence: Evidence) -> CheckResult:
     if params.max_lines is not None:
         too_long = f"{lines} lines changed, at most {params.max_lines} allowed"
         constraints.append((lines <= params.max_lines, too_long))
+    findings = scan_patch(code.patch)
+    if params.fail_suspicious:
+        changes_tests = f"changes the test machinery ({len(findings)} finding(s))"
+        constraints.append((not findings, changes_tests))
+    note = suspicious_note(findings)
     problems = [problem for met, problem in constraints if not met]
     if problems:
         score = 1.0 - len(problems) / len(constraints)
-        return CheckResult(False, score, f"patch applies, {size}; " + "; ".join(problems))
-    return CheckResult.of(True, f"patch applies, {size}; paths allowed, tests untouched")
+        return CheckResult(False, score, f"patch applies, {size}; " + "; ".join(problems) + note)
+    return CheckResult.of(True, f"patch applies, {size}; paths allowed, tests untouched{note}")
 
 
 def _paths(changes: list[FileChange]) -> str:
     shown = ", ".join(f"{c.path} ({c.status})" for c in changes[:SHOWN_PATHS])
     return shown + (f" and {len(changes) - SHOWN_PATHS} more" if len(changes) > SHOWN_PATHS else "")
-
-
-def _matches_any(path: str, patterns: list[str]) -> bool:
-    return any(glob_regex(pattern).fullmatch(path) for pattern in patterns)
-
-
-@functools.cache
-def glob_regex(pattern: str) -> re.Pattern[str]:
-    """A path glob as a regex over whole paths: `*` and `?` stay within one directory, `**` spans any
-    number of directories (none too): `**/test_*.py` matches `test_a.py` and `pkg/tests/test_a.py`."""
-    segments = pattern.strip("/").split("/")
-    regex = ""
-    for index, segment in enumerate(segments):
-        last = index == len(segments) - 1
-        if segment == "**":
-            regex += ".*" if last else "(?:[^/]+/)*"
-            continue
-        regex += "".join(
-            "[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char)
-            for char in segment
-        )
-        regex += "" if last else "/"
-    return re.compile(regex)

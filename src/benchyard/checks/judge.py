@@ -145,7 +145,7 @@ def _json_object(reply: str) -> dict[str, Any]:
             raise ValueError("no JSON object in the reply") from None
         try:
             value = json.loads(match.group(0))
-        except json.JSONDecodeError as error:
+        except (json.JSONDecodeError, RecursionError) as error:
             raise ValueError(f"invalid JSON ({error})") from None
     if not isinstance(value, dict):
         raise ValueError("the reply's JSON is not an object")

@@ -16,7 +16,14 @@ from benchyard.checks.base import (
     CodeWorkspace,
     Evidence,
 )
-from benchyard.checks.code_support import answer_code, run_checked, run_script, tail, workspace
+from benchyard.checks.code_support import (
+    answer_code,
+    exit_hint,
+    run_model_code,
+    run_script,
+    tail,
+    workspace,
+)
 from benchyard.checks.registry import check
 
 LintRule = Literal["unused-import", "bare-except", "star-import", "mutable-default"]
@@ -81,7 +88,7 @@ async def static(params: StaticParams, evidence: Evidence) -> CheckResult:
     try:
         report = json.loads(scan.stdout)
         checked, findings = list(report["checked"]), list(report["findings"])
-    except (ValueError, KeyError, TypeError) as error:
+    except (ValueError, KeyError, TypeError, RecursionError) as error:
         raise CheckFailedToRun(
             f"the static scan gave no report ({error}): {tail(scan.stderr)}"
         ) from None
@@ -104,11 +111,12 @@ async def static(params: StaticParams, evidence: Evidence) -> CheckResult:
 async def _lint_command(params: StaticParams, code: CodeWorkspace) -> list[str]:
     assert params.command is not None
     argv = ["/bin/sh", "-c", params.command]
-    outcome = await run_checked(code, argv, timeout_sec=params.timeout_sec)
+    outcome = await run_model_code(code, argv, timeout_sec=params.timeout_sec)
     if outcome.timed_out:
         return [f"lint command timed out after {params.timeout_sec:g}s"]
     if outcome.returncode != 0:
         return [
-            f"lint command exited {outcome.returncode}: {tail(outcome.stdout + outcome.stderr)}"
+            f"lint command exited {outcome.returncode}{exit_hint(outcome.returncode)}: "
+            f"{tail(outcome.stdout + outcome.stderr)}"
         ]
     return []

@@ -8,6 +8,8 @@ import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchyard.untrusted import UntrustedFileRefused, read_capped
+
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 JUNIT_READ_CAP = 16 * 1024 * 1024
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)\b")
@@ -40,10 +42,15 @@ class SuiteResult:
 
 
 def read_junit(path: Path) -> SuiteResult | None:
-    """The test cases of a JUnit XML file; None when there is no such file or it is not JUnit."""
+    """The test cases of a JUnit XML file; None when there is no such file or it is not JUnit.
+
+    The file is written by code that ran the agent's: it is read without following a link, never
+    waited on (a FIFO) and capped; UntrustedFileRefused when it is not a regular file.
+    """
     try:
-        with path.open("rb") as handle:
-            root = ElementTree.fromstring(handle.read(JUNIT_READ_CAP))
+        root = ElementTree.fromstring(read_capped(path, JUNIT_READ_CAP))
+    except UntrustedFileRefused:
+        raise
     except (OSError, ElementTree.ParseError):
         return None
     if root.tag not in ("testsuite", "testsuites"):

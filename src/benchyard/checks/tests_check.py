@@ -2,6 +2,12 @@
 
 The reason keeps the three stages apart: was the agent's patch applied, did the tests run (and
 what they reported), and how that was graded against the FAIL_TO_PASS / PASS_TO_PASS lists.
+
+Repository tests run the patched code in their own process, so that code can tamper with the
+results (a patched `unittest.TestCase.run`); what the patch does to the test machinery is scanned
+(patch_scan.py) and noted in the reason, which the report turns into a `suspicious_patch` flag.
+Whatever the tests' process does, an exit status included, is the agent's outcome: only the
+bundled runners' own word (code_support.run_script) makes a run an infrastructure error.
 """
 
 from __future__ import annotations
@@ -11,15 +17,17 @@ from typing import Literal
 from pydantic import Field
 
 from benchyard.checks.base import (
-    CheckFailedToRun,
     CheckParams,
     CheckResult,
     CodeWorkspace,
     Evidence,
 )
-from benchyard.checks.code_support import run_checked, script, tail, workspace
+from benchyard.checks.code_support import exit_text, run_model_code, run_script, tail, workspace
+from benchyard.checks.patch_scan import scan_patch, suspicious_note
 from benchyard.checks.registry import check
 from benchyard.checks.testrun import PASSED, SuiteResult, matching, read_junit, read_summary
+from benchyard.sandbox.process import ProcessOutcome
+from benchyard.untrusted import UntrustedFileRefused
 
 JUNIT_FILE = "junit.xml"
 
@@ -55,47 +63,52 @@ async def tests_check(params: TestsParams, evidence: Evidence) -> CheckResult:
         if code.patch
         else ("no patch (the agent changed nothing)")
     )
-    junit = code.io_dir / JUNIT_FILE
-    outcome = await run_checked(
-        code,
-        _argv(params, code),
-        timeout_sec=params.timeout_sec,
-        env={"BENCHYARD_JUNIT_XML": str(junit)},
-    )
+    outcome = await _run_tests(params, code)
+    note = suspicious_note(scan_patch(code.patch))
     if outcome.timed_out:
         return CheckResult.of(
-            False, f"{applied}; tests did not finish: timed out after {params.timeout_sec:g}s"
+            False, f"{applied}; tests did not finish: timed out after {params.timeout_sec:g}s{note}"
+        )
+    ended = exit_text(outcome.returncode)
+    output_tail = tail(outcome.stderr or outcome.stdout)
+    ended_with = f"{ended}): {output_tail}" if output_tail else f"{ended})"
+    try:
+        results = read_junit(code.io_dir / JUNIT_FILE)
+    except UntrustedFileRefused as error:
+        return CheckResult.of(
+            False,
+            f"{applied}; test results refused: {JUNIT_FILE} is {error.strerror} ({ended}){note}",
+        )
+    if results is None and params.command is None:  # the built-in runners always write it
+        return CheckResult.of(
+            False,
+            f"{applied}; tests did not run to the end: the runner wrote no JUnit XML "
+            f"({ended_with}{note}",
         )
     output = (outcome.stdout + b"\n" + outcome.stderr).decode("utf-8", errors="replace")
-    results = read_junit(junit) or read_summary(output)
+    results = results or read_summary(output)
     if results is None:
         return CheckResult.of(
             False,
             f"{applied}; tests did not run: no JUnit XML and no result line in the output "
-            f"(exit {outcome.returncode}): {tail(outcome.stderr or outcome.stdout)}",
+            f"({ended_with}{note}",
         )
     ran = f"tests ran: {results.describe()} ({results.source}, exit {outcome.returncode})"
     passed, score, graded = _grade(params, results, outcome.returncode)
-    return CheckResult(passed, score, f"{applied}; {ran}; graded: {graded}")
+    return CheckResult(passed, score, f"{applied}; {ran}; graded: {graded}{note}")
 
 
-def _argv(params: TestsParams, code: CodeWorkspace) -> list[str]:
+async def _run_tests(params: TestsParams, code: CodeWorkspace) -> ProcessOutcome:
+    junit = str(code.io_dir / JUNIT_FILE)
+    env = {"BENCHYARD_JUNIT_XML": junit}
     if params.command is not None:
-        return ["/bin/sh", "-c", params.command]
+        argv = ["/bin/sh", "-c", params.command]
+        return await run_model_code(code, argv, timeout_sec=params.timeout_sec, env=env)
     if params.framework == "pytest":
-        junit = str(code.io_dir / JUNIT_FILE)
-        return [
-            "python3",
-            "-m",
-            "pytest",
-            "-q",
-            "-rA",
-            "-p",
-            "no:cacheprovider",
-            f"--junitxml={junit}",
-        ]
-    junit_args = [str(code.io_dir / JUNIT_FILE), params.start_dir, params.pattern]
-    return ["python3", "-I", "-c", script("unittest_junit"), *junit_args]
+        name, arguments = "pytest_junit", [junit]
+    else:
+        name, arguments = "unittest_junit", [junit, params.start_dir, params.pattern]
+    return await run_script(code, name, arguments, timeout_sec=params.timeout_sec, env=env)
 
 
 def _grade(
@@ -103,10 +116,12 @@ def _grade(
 ) -> tuple[bool, float, str]:
     if not params.fail_to_pass and not params.pass_to_pass:
         return _grade_all(params, results, returncode)
-    if not results.cases:
-        raise CheckFailedToRun(
-            "fail_to_pass and pass_to_pass need per-test results: the test command should write "
-            "JUnit XML to $BENCHYARD_JUNIT_XML"
+    if not results.cases:  # not an infrastructure fault: the tests' process may have removed it
+        return (
+            False,
+            0.0,
+            "failed: fail_to_pass and pass_to_pass need per-test results: the test command should "
+            "write JUnit XML to $BENCHYARD_JUNIT_XML",
         )
     parts, passing, listed = [], 0, 0
     for label, wanted in (

@@ -14,6 +14,7 @@ from benchyard.cli import (
     queue_commands,
     report_commands,
     run_commands,
+    web_commands,
 )
 
 app = typer.Typer(
@@ -62,6 +63,7 @@ COMMANDS = (
     compare_commands.history,
     compare_commands.rescore,
     fake_llm_commands.fake_llm,
+    web_commands.serve,
 )
 for command in COMMANDS:
     app.command()(command)

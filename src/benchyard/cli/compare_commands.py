@@ -49,7 +49,9 @@ def compare(
         bool,
         typer.Option(
             "--fail-on-regression",
-            help="Exit 1 when a run's accuracy dropped significantly (exact McNemar test).",
+            help="Exit 1 when a run regressed: its accuracy dropped significantly (exact McNemar "
+            "test), its errors rose significantly, or its accuracy drops significantly once its "
+            "new errors count as failures.",
         ),
     ] = False,
     alpha: Annotated[
@@ -69,11 +71,16 @@ def compare(
     ] = False,
     db: DbOption = None,
 ) -> None:
-    """Compare runs scenario by scenario: flips first, accuracy delta with its interval, McNemar."""
+    """Compare runs scenario by scenario: flips first, accuracy delta with its interval, McNemar,
+    and the change in errors with its own exact test (errors are left out of accuracy)."""
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.render import print_renderables
     from benchyard.report.compare import compare_runs
-    from benchyard.report.compare_render import comparison_markdown, comparison_rich
+    from benchyard.report.compare_render import (
+        comparison_markdown,
+        comparison_rich,
+        verdict_line,
+    )
 
     _check_format(format)
     if len(run_refs) < 2:
@@ -92,10 +99,10 @@ def compare(
         _emit(_json(comparison.model_dump(mode="json")), output)
     else:
         _emit(comparison_markdown(comparison, flips_only), output)
-    regressions = [c for c in comparison.candidates if c.significant_regression]
+    regressions = [c for c in comparison.candidates if c.regression]
     if fail_on_regression and regressions:
-        runs = ", ".join(c.run.id[:8] for c in regressions)
-        typer.echo(f"significant regression in {runs} (alpha {alpha:g})", err=True)
+        for candidate in regressions:
+            typer.echo(f"regression: {verdict_line(candidate, alpha)}", err=True)
         raise typer.Exit(1)
 
 

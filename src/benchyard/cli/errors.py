@@ -30,5 +30,20 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
                 raise typer.Exit(1) from None
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(2) from None
+        except Exception as error:
+            if not _store_fault(error):
+                raise
+            reason = " ".join(str(getattr(error, "orig", None) or error).split())
+            typer.echo(f"error: the store failed: {reason}", err=True)
+            raise typer.Exit(2) from None
 
     return wrapper
+
+
+def _store_fault(error: Exception) -> bool:
+    """A database that went away or broke mid-command (SQLAlchemy's OperationalError: server
+    gone, disk full, file unreadable), told without importing SQLAlchemy into every command."""
+    return any(
+        kind.__name__ == "OperationalError" and kind.__module__ == "sqlalchemy.exc"
+        for kind in type(error).__mro__
+    )

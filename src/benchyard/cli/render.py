@@ -11,6 +11,7 @@ from rich.text import Text
 
 from benchyard.report.model import RunReport
 from benchyard.report.render import shorten, to_rich
+from benchyard.runner.failures import CLAIMED_KINDS
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 
@@ -55,6 +56,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         "status",
         "attempts",
         "passed",
+        "errors",
         "parent",
     ):
         table.add_column(column)
@@ -62,6 +64,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
     for run in runs:
         verdicts = counts.get(run.id, {})
         finished, passed = sum(verdicts.values()), verdicts.get("passed", 0)
+        errors = verdicts.get("error", 0)
         table.add_row(
             run.id[:8],
             run.started_at.strftime("%Y-%m-%d %H:%M:%S"),
@@ -71,6 +74,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             run.status,
             f"{finished}/{run.planned_attempts}",
             str(passed),
+            Text(str(errors), style="bold red" if errors else ""),
             (run.parent_run_id or "")[:8],
         )
     _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")
@@ -97,7 +101,7 @@ def print_run(store: Store, run: RunRecord) -> None:
     )
     _print_run_history(console, store, run)
     table = Table()
-    for column in ("scenario", "epoch", "try", "verdict", "score", "turns", "sec", "cause"):
+    for column in ("scenario", "epoch", "try", "verdict", "kind", "score", "turns", "sec", "cause"):
         table.add_column(column, overflow="fold")
     for attempt in store.attempts(run.id, include_superseded=True):
         table.add_row(
@@ -105,6 +109,7 @@ def print_run(store: Store, run: RunRecord) -> None:
             str(attempt.epoch),
             f"{attempt.try_number}" + (" (retried)" if attempt.superseded else ""),
             Text(attempt.verdict, style=VERDICT_STYLES.get(attempt.verdict, "")),
+            attempt.failure_kind or "",
             f"{attempt.score:.2f}",
             str(attempt.turns),
             f"{attempt.duration_sec:.2f}",
@@ -152,7 +157,8 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
     )
     console.print(
         Text(
-            f"verdict {attempt.verdict}  score {attempt.score:.2f}  turns {attempt.turns}  "
+            f"verdict {attempt.verdict}{_kind(attempt)}  score {attempt.score:.2f}  "
+            f"turns {attempt.turns}  "
             f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}",
             style=VERDICT_STYLES.get(attempt.verdict, ""),
         )
@@ -184,6 +190,14 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
                 )
     if attempt.patch:
         _print_patch(console, attempt.patch)
+
+
+def _kind(attempt: AttemptRecord) -> str:
+    """The failure's kind, and whether only the agent claimed it (see runner/failures.py)."""
+    if attempt.failure_kind is None:
+        return ""
+    claimed = ", claimed by the agent" if attempt.failure_kind in CLAIMED_KINDS else ""
+    return f" ({attempt.failure_kind}{claimed})"
 
 
 def _print_patch(console: Console, patch: str) -> None:

@@ -1,7 +1,12 @@
 """The client of an OpenAI-compatible chat endpoint, on httpx: streaming or not, a limit on the
 requests in flight, and retries of 429, 5xx, connection errors and truncated streams with
 exponential backoff and jitter, honouring Retry-After. Each retry is written to the trajectory as
-an infrastructure event; only a provider that stays unavailable fails the attempt (as an error)."""
+an infrastructure event; only a provider that stays unavailable fails the attempt (as an error).
+
+Every try has a total deadline (`request_timeout_sec`: connecting, sending, and the whole reply,
+streamed or not), so a provider that trickles bytes without ever finishing is a retried fault.
+A caller with a deadline of its own (the `openai` agent) follows its calls with a `CallWatch`.
+The values of configured secrets are scrubbed from every message (benchyard/secrets.py)."""
 
 from __future__ import annotations
 
@@ -13,10 +18,16 @@ import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
 
-from benchyard.providers.config import ModelConfig, ProviderConfig
+from benchyard import secrets
+from benchyard.providers.config import (
+    ModelConfig,
+    ProviderConfig,
+    ProviderConfigError,
+    register_provider_secrets,
+)
 from benchyard.providers.replies import ChatReply, MalformedReply, StreamAssembler, reply_from_json
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
@@ -27,6 +38,7 @@ if TYPE_CHECKING:
 RETRIED_STATUS = frozenset({408, 409, 425, 429})
 POOL_CONNECTIONS = 32
 ERROR_BODY_CHARS = 300
+CONNECT_TIMEOUT_SEC = 30.0
 
 
 class RetryableError(Exception):
@@ -40,6 +52,28 @@ class RetryableError(Exception):
         self.status = status
         self.retry_after_sec = retry_after_sec
 
+    def scrub(self) -> None:
+        """Scrub the values of configured secrets from the message (a server may echo them)."""
+        self.args = (secrets.scrub(str(self)),)
+
+
+CallState = Literal["idle", "queued", "backoff", "requesting"]
+
+
+@dataclass
+class CallWatch:
+    """What a caller's model calls are doing, for a caller whose own deadline may pass during one.
+
+    `state`: idle (between calls), queued (waiting for one of the provider's request slots),
+    backoff (waiting to retry after `last_fault`), requesting (a try in flight). `progress` is set
+    whenever a try receives tokens or a whole reply. Once the caller sets `overtime`, a fault is no
+    longer retried: the call ends as PROVIDER_UNAVAILABLE."""
+
+    state: CallState = "idle"
+    last_fault: str | None = None
+    overtime: bool = False
+    progress: asyncio.Event = field(default_factory=asyncio.Event)
+
 
 class ProviderClient:
     """One model behind one endpoint; share one instance across the attempts of a run so that
@@ -49,6 +83,7 @@ class ProviderClient:
         self.config = config
         self.source = source
         self._pools: _Pools | None = None
+        register_provider_secrets(config.provider)
 
     async def chat(
         self,
@@ -58,26 +93,39 @@ class ProviderClient:
         tools: list[dict[str, Any]] | None = None,
         tool_choice: str | None = None,
         overrides: dict[str, Any] | None = None,
+        watch: CallWatch | None = None,
     ) -> ChatReply:
         """One model call, retried on infrastructure faults (each retry logged to `sink`)."""
         body = self._body(messages, tools, tool_choice, overrides)
+        watch = watch or CallWatch()
+        try:
+            reply = await self._tries(body, sink, watch)
+        finally:
+            watch.state = "idle"
+        if self.config.price is not None:
+            reply.cost_usd = self.config.price.cost_usd(reply.tokens_in, reply.tokens_out)
+        return reply
+
+    async def _tries(self, body: dict[str, Any], sink: list[Event], watch: CallWatch) -> ChatReply:
         provider = self.config.provider
         for try_number in range(1, provider.max_retries + 2):
             try:
-                reply = await self._limited(body)
+                return await self._limited(body, watch)
             except RetryableError as fault:
-                if try_number > provider.max_retries:
+                fault.scrub()
+                if try_number > provider.max_retries or watch.overtime:
+                    why = (
+                        "no time left to retry: the attempt's time ran out"
+                        if watch.overtime
+                        else f"gave up after {provider.max_retries} retries"
+                    )
                     raise AttemptFailure(
-                        FailureKind.PROVIDER_UNAVAILABLE,
-                        f"{self._who()}: {fault} (gave up after {provider.max_retries} retries)",
+                        FailureKind.PROVIDER_UNAVAILABLE, f"{self._who()}: {fault} ({why})"
                     ) from None
                 delay = self._delay(fault, try_number)
                 sink.append(self._retry_event(fault, try_number, delay))
+                watch.state, watch.last_fault = "backoff", str(fault)
                 await asyncio.sleep(delay)
-                continue
-            if self.config.price is not None:
-                reply.cost_usd = self.config.price.cost_usd(reply.tokens_in, reply.tokens_out)
-            return reply
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def aclose(self) -> None:
@@ -144,7 +192,10 @@ class ProviderClient:
 
     def _headers(self) -> dict[str, str]:
         provider = self.config.provider
-        headers = dict(provider.headers)
+        try:
+            headers = {**provider.headers, **provider.environment_headers()}
+        except ProviderConfigError as error:
+            raise AttemptFailure(FailureKind.PROVIDER_REJECTED, f"{self._who()}: {error}") from None
         if provider.api_key_env:
             key = os.environ.get(provider.api_key_env)
             if not key:
@@ -156,20 +207,30 @@ class ProviderClient:
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    async def _limited(self, body: dict[str, Any]) -> ChatReply:
+    async def _limited(self, body: dict[str, Any], watch: CallWatch) -> ChatReply:
+        """One try, in a request slot, within the try's total deadline."""
         import httpx
 
+        deadline = self.config.provider.request_timeout_sec
+        watch.state = "queued"
         async with self._pools_here().lease() as http:
+            watch.state = "requesting"
             started, clock = time.time(), time.perf_counter()
             try:
-                if body.get("stream"):
-                    reply = await self._streamed(http, body, clock)
-                else:
-                    reply = await self._whole(http, body)
+                async with asyncio.timeout(deadline):
+                    if body.get("stream"):
+                        reply = await self._streamed(http, body, clock, watch)
+                    else:
+                        reply = await self._whole(http, body)
+            except TimeoutError:
+                raise RetryableError(
+                    f"no complete reply within {deadline:g} s (request_timeout_sec)"
+                ) from None
             except httpx.TransportError as error:
                 raise RetryableError(_transport_message(error)) from None
             except MalformedReply as error:
                 raise RetryableError(f"malformed reply: {error}") from None
+        watch.progress.set()
         reply.started_at = started
         reply.latency_sec = time.perf_counter() - clock
         return reply
@@ -179,12 +240,13 @@ class ProviderClient:
         _raise_for_status(response.status_code, response.headers, response.text, self._who())
         try:
             parsed = response.json()
-        except ValueError:
-            raise MalformedReply(f"not JSON: {response.text[:120]!r}") from None
+        except (ValueError, RecursionError):
+            excerpt = secrets.scrub(response.text)[:120]
+            raise MalformedReply(f"not JSON: {excerpt!r}") from None
         return reply_from_json(self.config.model, parsed)
 
     async def _streamed(
-        self, http: httpx.AsyncClient, body: dict[str, Any], clock: float
+        self, http: httpx.AsyncClient, body: dict[str, Any], clock: float, watch: CallWatch
     ) -> ChatReply:
         import httpx
 
@@ -195,7 +257,10 @@ class ProviderClient:
                 _raise_for_status(response.status_code, response.headers, text, self._who())
             try:
                 async for line in response.aiter_lines():
+                    assembler.got_token = False  # did this line bring tokens? (progress)
                     _read_line(assembler, line, clock)
+                    if assembler.got_token:
+                        watch.progress.set()
             except httpx.TransportError as error:
                 raise RetryableError(
                     f"the stream broke off before the reply was complete (truncated): "
@@ -229,7 +294,10 @@ class _Pools:
             httpx.AsyncClient(
                 base_url=provider.base_url.rstrip("/") + "/",
                 headers=headers,
-                timeout=httpx.Timeout(provider.request_timeout_sec, connect=30.0),
+                timeout=httpx.Timeout(
+                    provider.request_timeout_sec,
+                    connect=min(CONNECT_TIMEOUT_SEC, provider.request_timeout_sec),
+                ),
                 limits=httpx.Limits(max_connections=size, max_keepalive_connections=size),
             )
             for _ in range(count)
@@ -262,16 +330,19 @@ def _read_line(assembler: StreamAssembler, line: str, clock: float) -> None:
         return
     try:
         assembler.add(json.loads(payload))
-    except json.JSONDecodeError:
-        raise MalformedReply(f"a streamed chunk is not JSON: {payload[:80]!r}") from None
+    except (json.JSONDecodeError, RecursionError):
+        excerpt = secrets.scrub(payload)[:80]
+        raise MalformedReply(f"a streamed chunk is not JSON: {excerpt!r}") from None
     if assembler.got_token and assembler.reply.ttft_sec is None:
         assembler.reply.ttft_sec = time.perf_counter() - clock
 
 
 def _raise_for_status(status: int, headers: Any, text: str, who: str) -> None:
+    """Raise for an HTTP error: retried (408, 409, 425, 429, 5xx) or refused (any other 4xx). The
+    body's excerpt is kept, with configured secrets scrubbed (servers echo keys in errors)."""
     if status < 400:
         return
-    excerpt = " ".join(text.split())[:ERROR_BODY_CHARS]
+    excerpt = secrets.scrub(" ".join(text.split()))[:ERROR_BODY_CHARS]
     message = f"HTTP {status}" + (f": {excerpt}" if excerpt else "")
     if status in RETRIED_STATUS or status >= 500:
         raise RetryableError(message, status, _retry_after(headers.get("retry-after")))

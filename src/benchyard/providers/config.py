@@ -4,13 +4,18 @@ their prices. Declared in benchyard.yaml (`providers:`, `prices:`, `judge:`, age
 
 from __future__ import annotations
 
+import os
+import re
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from benchyard import secrets
 from benchyard.errors import BenchyardError
 
 DEFAULT_REASONING_FALLBACK: dict[str, Any] = {"reasoning_effort": "low"}
+# Header names whose literal values are credentials: recorded redacted, scrubbed from output.
+CREDENTIAL_HEADER = re.compile(r"auth|key|token|secret|cookie|passw", re.IGNORECASE)
 
 
 class ProviderConfigError(BenchyardError):
@@ -50,8 +55,54 @@ class ProviderConfig(ConfigModel):
     max_retry_after_sec: float = Field(
         default=60.0, ge=0, description="The longest Retry-After that is honoured as given."
     )
-    request_timeout_sec: float = Field(default=300.0, gt=0)
-    headers: dict[str, str] = Field(default_factory=dict, description="Extra request headers.")
+    request_timeout_sec: float = Field(
+        default=300.0,
+        gt=0,
+        description="The whole of one try of a call: connecting, sending and the complete reply "
+        "(streamed or not). Past it the try is a provider fault, retried.",
+    )
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra request headers. Those whose name looks like a credential "
+        "(authorization, *key*, *token*, *secret*, cookie) are recorded redacted; prefer "
+        "headers_env for them.",
+    )
+    headers_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="Extra request headers taken from environment variables: header name -> "
+        "variable name. Read at request time, recorded by name only.",
+    )
+
+    @field_validator("headers")
+    @classmethod
+    def _not_redacted(cls, headers: dict[str, str]) -> dict[str, str]:
+        for name, value in headers.items():
+            if value == secrets.REDACTED:
+                raise ValueError(
+                    f"header '{name}' was recorded redacted (it looks like a credential), so it "
+                    "cannot be sent again; give it with headers_env "
+                    f"({{{name}: VARIABLE}}) instead of its value"
+                )
+        return headers
+
+    def secret_values(self) -> list[str | None]:
+        """The values this provider's requests carry that must never be stored or printed: the
+        API key, headers taken from variables, literal credential headers."""
+        names = [self.api_key_env, *self.headers_env.values()]
+        literal = [v for name, v in self.headers.items() if CREDENTIAL_HEADER.search(name)]
+        return [*(os.environ.get(name) for name in names if name), *literal]
+
+    def environment_headers(self) -> dict[str, str]:
+        """The headers_env headers, read now; a variable that is not set is ProviderConfigError."""
+        headers = {}
+        for header, variable in self.headers_env.items():
+            value = os.environ.get(variable)
+            if value is None:
+                raise ProviderConfigError(
+                    f"the environment variable {variable} (headers_env for {header}) is not set"
+                )
+            headers[header] = value
+        return headers
 
 
 class ModelConfig(ConfigModel):
@@ -71,6 +122,36 @@ class ModelConfig(ConfigModel):
         "null where the endpoint cannot lower reasoning.",
     )
     price: ModelPrice | None = None
+
+
+def register_provider_secrets(provider: dict[str, Any] | ProviderConfig) -> None:
+    """Register the secrets a provider (as declared, or validated) carries, for scrubbing."""
+    if isinstance(provider, dict):
+        try:
+            provider = ProviderConfig.model_validate(provider)
+        except ValueError:  # not valid: it will be refused with its problems where it is used
+            return
+    secrets.register(*provider.secret_values())
+
+
+def redacted_provider(provider: dict[str, Any]) -> dict[str, Any]:
+    """A provider's settings as a run records them: credential headers' values redacted."""
+    headers = provider.get("headers")
+    if not isinstance(headers, dict):
+        return provider
+    shown = {
+        name: secrets.REDACTED if CREDENTIAL_HEADER.search(str(name)) else value
+        for name, value in headers.items()
+    }
+    return {**provider, "headers": shown}
+
+
+def redacted_model_config(config: dict[str, Any]) -> dict[str, Any]:
+    """A model's settings (an `openai` agent, the judge) as a run records them."""
+    provider = config.get("provider")
+    if not isinstance(provider, dict):
+        return config
+    return {**config, "provider": redacted_provider(provider)}
 
 
 def resolve_model_config(

@@ -66,9 +66,17 @@ class FakeReply(_Model):
         default=None, ge=400, le=599, description="Answer with this HTTP error instead."
     )
     retry_after_sec: float | None = Field(default=None, ge=0, description="Sent with `status`.")
-    fault: Literal["reset", "truncate"] | None = Field(
+    fault: Literal["reset", "truncate", "trickle"] | None = Field(
         default=None,
-        description="reset: drop the connection; truncate: cut the reply off half-way.",
+        description="reset: drop the connection; truncate: cut the reply off half-way; trickle: "
+        "send the response head (streamed: and the content, without its end), then one byte "
+        "every chunk_delay_sec (1 s when 0), never finishing (a stalled server that keeps its "
+        "connection alive).",
+    )
+    echo_headers: bool = Field(
+        default=False,
+        description="Follow the content with the request's headers as JSON, as a server that "
+        "echoes its input in its errors does (API keys included).",
     )
 
     @field_validator("regex")

@@ -1,12 +1,14 @@
 """A fake OpenAI-compatible chat server, shipped with benchyard: real HTTP on loopback, streamed
 and whole replies, tool calls, reasoning, token usage, and scripted faults (delays, 429 with
-Retry-After, 5xx, connection resets, truncated streams). The test suite drives the provider, the
-tool-calling loop and the judges through it; `benchyard fake-llm` serves it for anyone's pipeline.
+Retry-After, 5xx, connection resets, truncated streams, a trickle that never finishes, errors that
+echo the request's headers). The test suite drives the provider, the tool-calling loop and the
+judges through it; `benchyard fake-llm` serves it for anyone's pipeline.
 
 In a test (a thread of its own, so sync and async code can both call it):
 
     with FakeLLM({"replies": [{"match": "2+2", "content": "4"}]}) as llm:
-        ...  # point a provider at llm.url; llm.requests holds every request body received
+        ...  # point a provider at llm.url; llm.requests holds every request body received,
+        ...  # llm.headers their headers
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ class FakeLLM:
     def __init__(self, script: FakeScript | dict[str, Any] | Path | None = None) -> None:
         self.player = ScriptPlayer(load_script(script))
         self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []  # each request's headers, names in lower case
         self.server = LoopbackServer(self._handle)
         self._ids = itertools.count(1)
         self._thread: threading.Thread | None = None
@@ -93,10 +96,16 @@ class FakeLLM:
             await respond.send(400, {"error": {"message": f"invalid JSON body: {error}"}})
             return
         self.requests.append(body)
+        self.headers.append(request.headers)
         reply = self.player.choose(body)
+        if reply.echo_headers:
+            echoed = f"{reply.content} {json.dumps(request.headers, sort_keys=True)}".strip()
+            reply = reply.model_copy(update={"content": echoed})
         await asyncio.sleep(reply.delay_sec)
         if reply.fault == "reset":
             respond.reset()
+        elif reply.fault == "trickle":
+            await self._trickle(respond, reply, body)
         elif reply.status is not None:
             await _send_error(respond, reply)
         elif body.get("stream"):
@@ -160,6 +169,26 @@ class FakeLLM:
                 await asyncio.sleep(reply.chunk_delay_sec)
         await respond.chunk(b"data: [DONE]\n\n")
         await respond.end()
+
+    async def _trickle(self, respond: Responder, reply: FakeReply, body: dict[str, Any]) -> None:
+        """A response head (and, streamed, the reply's content without its end), then one byte
+        every `chunk_delay_sec` until the client goes away: an empty line of a server-sent event
+        stream, or a space of a JSON body that never comes."""
+        interval = reply.chunk_delay_sec or 1.0
+        stream = bool(body.get("stream"))
+        if stream:
+            await respond.start(200, {"Content-Type": "text/event-stream"})
+            envelope = self._envelope(body, "chat.completion.chunk")
+            for piece in _PIECE.findall(reply.content):
+                delta = {"index": 0, "delta": {"content": piece}, "finish_reason": None}
+                await respond.chunk(
+                    b"data: %s\n\n" % json.dumps({**envelope, "choices": [delta]}).encode()
+                )
+        else:
+            await respond.start_sized(200, 1024 * 1024, {"Content-Type": "application/json"})
+        while not respond.writer.is_closing():
+            await (respond.chunk(b"\n") if stream else respond.raw(b" "))
+            await asyncio.sleep(interval)
 
     def _envelope(self, body: dict[str, Any], kind: str) -> dict[str, Any]:
         return {

@@ -1,13 +1,23 @@
 """A small HTTP/1.1 server on asyncio streams, for loopback use only: the fake OpenAI-compatible
 server and the tool server that command agents call. Keep-alive, Content-Length request bodies,
-whole or chunked responses, and the faults a test needs (a connection reset, a cut-off body)."""
+whole or chunked responses, and the faults a test needs (a connection reset, a cut-off body).
+
+A server whose clients may be hostile (the tool server: an agent is its client) is given limits:
+a cap on the connections open at once (`ConnectionLimit`, shareable by several servers: the
+connections over it are closed as soon as they are accepted) and a time limit on each request
+(`request_timeout_sec`: reading it and answering it), so that a client cannot hold a connection
+idle or trickle a request. Running out of file descriptors while accepting is waited out quietly,
+with no log and no traceback."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import json
+import os
 import socket
+import stat
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -17,6 +27,11 @@ from typing import Any
 
 MAX_BODY_BYTES = 16 * 1024 * 1024
 MAX_HEADER_LINES = 100
+BACKLOG = 1024
+# accept() failing for one connection only (accept the next at once); for any other error (out
+# of descriptors: EMFILE, ENFILE; of memory: ENOBUFS, ENOMEM) wait a little and accept again.
+PASSING_ACCEPT_ERRORS = frozenset({errno.ECONNABORTED, errno.EPROTO, errno.EPERM, errno.EINTR})
+ACCEPT_PAUSE_SEC = 0.1
 
 
 @dataclass(frozen=True)
@@ -28,7 +43,10 @@ class Request:
 
     def json(self) -> Any:
         """The body as JSON; ValueError when it is not."""
-        return json.loads(self.body or b"null")
+        try:
+            return json.loads(self.body or b"null")
+        except RecursionError:
+            raise ValueError("the body is nested too deep") from None
 
 
 class Responder:
@@ -60,6 +78,17 @@ class Responder:
 
     async def start(self, status: int, headers: dict[str, str] | None = None) -> None:
         self._head(status, {**(headers or {}), "Transfer-Encoding": "chunked"})
+        await self.writer.drain()
+
+    async def start_sized(
+        self, status: int, length: int, headers: dict[str, str] | None = None
+    ) -> None:
+        """Announce a body of `length` bytes, to be sent with `raw`."""
+        self._head(status, {**(headers or {}), "Content-Length": str(length)})
+        await self.writer.drain()
+
+    async def raw(self, data: bytes) -> None:
+        self.writer.write(data)
         await self.writer.drain()
 
     async def chunk(self, data: bytes) -> None:
@@ -97,55 +126,141 @@ class Responder:
 Handler = Callable[[Request, Responder], Awaitable[None]]
 
 
-class LoopbackServer:
-    """Serves `handler` on 127.0.0.1 (a free port unless given) and/or a Unix socket."""
+class ConnectionLimit:
+    """At most `most` connections open at once, across the servers that share this limit."""
 
-    def __init__(self, handler: Handler) -> None:
+    def __init__(self, most: int) -> None:
+        self.most = most
+        self.open = 0
+
+    def take(self) -> bool:
+        if self.open >= self.most:
+            return False
+        self.open += 1
+        return True
+
+    def give_back(self) -> None:
+        self.open -= 1
+
+
+class LoopbackServer:
+    """Serves `handler` on 127.0.0.1 (a free port unless given) and/or a Unix socket; with a
+    `limit` on the connections open at once and a `request_timeout_sec` per request when given."""
+
+    def __init__(
+        self,
+        handler: Handler,
+        *,
+        limit: ConnectionLimit | None = None,
+        request_timeout_sec: float | None = None,
+    ) -> None:
         self.handler = handler
-        self.servers: list[asyncio.Server] = []
+        self.limit = limit
+        self.request_timeout_sec = request_timeout_sec
+        self.listeners: list[socket.socket] = []
         self.port = 0
         self.connections: set[asyncio.StreamWriter] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def listen_tcp(self, host: str = "127.0.0.1", port: int = 0) -> int:
-        server = await asyncio.start_server(self._connection, host, port, backlog=1024)
-        self.servers.append(server)
-        self.port = int(server.sockets[0].getsockname()[1])
+        listener = socket.create_server((host, port), backlog=BACKLOG)
+        self._serve(listener)
+        self.port = int(listener.getsockname()[1])
         return self.port
 
     async def listen_unix(self, path: Path) -> None:
-        self.servers.append(await asyncio.start_unix_server(self._connection, str(path)))
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                path.unlink()  # a socket left behind: nobody listens on it any more
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            listener.bind(str(path))
+            listener.listen(BACKLOG)
+        except OSError:
+            listener.close()
+            raise
+        self._serve(listener)
 
     async def close(self) -> None:
-        for server in self.servers:
-            server.close()
+        for task in list(self._tasks):
+            task.cancel()
+        for listener in self.listeners:
+            listener.close()
         for writer in list(self.connections):
             writer.close()
-        for server in self.servers:
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
-        self.servers.clear()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self.listeners.clear()
+
+    def _serve(self, listener: socket.socket) -> None:
+        listener.setblocking(False)
+        self.listeners.append(listener)
+        self._spawn(self._accept(listener))
+
+    def _spawn(self, work: Awaitable[None]) -> None:
+        task = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _accept(self, listener: socket.socket) -> None:
+        """Accept connections until closed: those over the limit are closed at once; running
+        out of descriptors pauses accepting (the kernel keeps the backlog meanwhile)."""
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                connection, _ = await loop.sock_accept(listener)
+            except OSError as error:
+                if listener.fileno() < 0:
+                    return  # closed
+                if error.errno not in PASSING_ACCEPT_ERRORS:  # out of descriptors, or worse
+                    await asyncio.sleep(ACCEPT_PAUSE_SEC)
+                continue
+            if self.limit is not None and not self.limit.take():
+                connection.close()
+                continue
+            self._spawn(self._open(connection))
+
+    async def _open(self, connection: socket.socket) -> None:
+        try:
+            loop = asyncio.get_running_loop()
+            reader = asyncio.StreamReader()
+            protocol = asyncio.StreamReaderProtocol(reader)
+            transport, _ = await loop.connect_accepted_socket(lambda: protocol, connection)
+            writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+            await self._connection(reader, writer)
+        except OSError:
+            connection.close()
+        finally:
+            if self.limit is not None:
+                self.limit.give_back()
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections.add(writer)
         try:
-            while True:
-                request = await _read_request(reader)
-                if request is None:
-                    break
-                responder = Responder(writer)
-                responder.keep_alive = request.headers.get("connection", "").lower() != "close"
-                await self.handler(request, responder)
-                if not responder.keep_alive:
-                    break
-        except _BadRequest as error:
-            with contextlib.suppress(ConnectionError):
-                await Responder(writer).send(400, {"error": {"message": str(error)}})
-        except (ConnectionError, asyncio.IncompleteReadError):
+            while await self._exchange(reader, writer):
+                pass
+        except (_BadRequest, ValueError) as error:  # ValueError: a line over the reader's limit
+            with contextlib.suppress(ConnectionError, TimeoutError):
+                async with asyncio.timeout(self.request_timeout_sec):
+                    await Responder(writer).send(400, {"error": {"message": str(error)}})
+        except (ConnectionError, asyncio.IncompleteReadError, TimeoutError):
             pass
         finally:
             self.connections.discard(writer)
             if not writer.is_closing():
                 writer.close()
+
+    async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """Read one request and answer it, within the request time limit; False when the
+        connection is done."""
+        async with asyncio.timeout(self.request_timeout_sec):
+            request = await _read_request(reader)
+            if request is None:
+                return False
+            responder = Responder(writer)
+            responder.keep_alive = request.headers.get("connection", "").lower() != "close"
+            await self.handler(request, responder)
+            return responder.keep_alive
 
 
 class _BadRequest(Exception):

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 from pydantic import Field, ValidationError
 
+from benchyard import secrets
 from benchyard.errors import field_problems
 from benchyard.providers.client import ProviderClient
 from benchyard.providers.config import ModelConfig, ProviderConfigError, resolve_model_config
@@ -53,7 +54,8 @@ class Judge:
             try:
                 return parse(reply.content)
             except ValueError as error:
-                problem = f"unparseable judge reply for {label}: {error}: {reply.content[:SHOWN_REPLY_CHARS]!r}"
+                shown = secrets.scrub(reply.content)[:SHOWN_REPLY_CHARS]
+                problem = secrets.scrub(f"unparseable judge reply for {label}: {error}: {shown!r}")
                 sink.append(
                     Event(
                         kind="error",

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchyard.runner.trajectory import Event
+from benchyard.secrets import scrub
 
 REASONING_KEYS = (
     "reasoning_content",
@@ -130,7 +131,8 @@ class StreamAssembler:
         if not isinstance(chunk, dict):
             raise MalformedReply("a streamed chunk is not a JSON object")
         if "error" in chunk:
-            raise MalformedReply(f"the stream reported an error: {_text(chunk['error'])[:200]}")
+            error = scrub(_text(chunk["error"]))  # before cutting: half a key must not survive
+            raise MalformedReply(f"the stream reported an error: {error[:200]}")
         _read_usage(self.reply, chunk.get("usage"))
         for choice in chunk.get("choices") or []:
             self._add_delta(choice.get("delta") or {})

@@ -19,7 +19,7 @@ from benchyard.report.model import (
     Summary,
 )
 from benchyard.report.stats import percentile, wilson_interval
-from benchyard.runner.failures import COUNTED_VERDICTS
+from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.store import Store
 
@@ -88,6 +88,7 @@ def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInf
 def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
     counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
     passed = sum(1 for a in counted if a.verdict == "passed")
+    errors = sum(1 for a in attempts if a.verdict == "error")
     negatives = [a for a in counted if a.negative]
     durations = [a.duration_sec for a in attempts]
     costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
@@ -98,10 +99,15 @@ def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
         passed=passed,
         failed=sum(1 for a in counted if a.verdict == "failed"),
         timeouts=sum(1 for a in counted if a.verdict == "timeout"),
-        errors=sum(1 for a in attempts if a.verdict == "error"),
+        errors=errors,
         counted=len(counted),
         accuracy=_ratio(passed, len(counted)),
         accuracy_ci95=wilson_interval(passed, len(counted)),
+        error_rate=_ratio(errors, len(attempts)),
+        accuracy_if_errors_failed=_ratio(passed, len(attempts)),
+        claimed_faults=sum(
+            1 for a in counted if a.verdict == "failed" and a.failure_kind in CLAIMED_KINDS
+        ),
         avg_turns=_ratio(sum(a.turns for a in counted), len(counted)),
         false_positive_rate=_ratio(
             sum(1 for a in negatives if a.verdict != "passed"), len(negatives)
@@ -144,6 +150,7 @@ def _categories(attempts: Iterable[AttemptRecord]) -> dict[str, CategoryCounts]:
             counted=len(counted),
             errors=sum(1 for a in members if a.verdict == "error"),
             timeouts=sum(1 for a in members if a.verdict == "timeout"),
+            attempts=len(members),
             raw=f"{passed}/{len(counted)}",
             accuracy=_ratio(passed, len(counted)),
         )

@@ -2,7 +2,13 @@
 
 Attempts are paired by (scenario, epoch); a pair counts when both verdicts count (passed, failed
 or timeout). The accuracy delta, its interval and the exact McNemar test are computed on the
-pairs; category, cost, turn and duration deltas on each run's own figures."""
+pairs; category, cost, turn and duration deltas on each run's own figures.
+
+Errors are left out of accuracy, so a change in errors is judged apart (docs/queue-and-compare.md):
+the error rate's paired change with its own exact McNemar test, and the accuracy test again with
+the candidate's new errors counted as failures. A significant rise in errors, or a drop that is
+significant once the new errors count as failures, is a regression as much as a significant drop
+on the counted pairs."""
 
 from __future__ import annotations
 
@@ -18,7 +24,7 @@ from benchyard.report.model import (
     RunReport,
     ScenarioRow,
 )
-from benchyard.report.stats import mcnemar_exact, paired_difference_interval
+from benchyard.report.stats import mcnemar_exact, paired_difference_interval, significantly_more
 from benchyard.runner.failures import COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
@@ -103,6 +109,8 @@ def run_figures(report: RunReport) -> RunFigures:
         accuracy_ci95=summary.accuracy_ci95,
         passed=summary.passed,
         counted=summary.counted,
+        errors=summary.errors,
+        attempt_count=summary.attempt_count,
         cost_usd=summary.cost_usd,
         avg_turns=summary.avg_turns,
         p50_sec=summary.durations.p50_sec,
@@ -118,13 +126,33 @@ def _candidate(
     alpha: float,
 ) -> CandidateComparison:
     table = {"both_passed": 0, "pass_to_fail": 0, "fail_to_pass": 0, "both_failed": 0}
+    errors = {"both_errored": 0, "counted_to_error": 0, "pass_to_error": 0, "error_to_counted": 0}
     for key, attempt in before.items():
         other = after.get(key)
-        if other is not None and _counted(attempt) and _counted(other):
+        if other is None:
+            continue
+        if _counted(attempt) and _counted(other):
             table[_cell(attempt.verdict == "passed", other.verdict == "passed")] += 1
+        elif _counted(attempt):
+            errors["counted_to_error"] += 1
+            errors["pass_to_error"] += attempt.verdict == "passed"
+        elif _counted(other):
+            errors["error_to_counted"] += 1
+        else:
+            errors["both_errored"] += 1
     paired = sum(table.values())
     b, c = table["pass_to_fail"], table["fail_to_pass"]
     p_value = mcnemar_exact(b, c)
+    regression = significantly_more(b, c, alpha)
+    # The error rate's paired change: new errors against errors gone.
+    new, gone, both = errors["counted_to_error"], errors["error_to_counted"], errors["both_errored"]
+    compared = paired + new + gone + both
+    error_p = mcnemar_exact(new, gone)
+    error_rise = significantly_more(new, gone, alpha)
+    # Accuracy again, with the new errors counted as failures (the baseline's errors stay out).
+    worst_b = b + errors["pass_to_error"]
+    worst_p = mcnemar_exact(worst_b, c)
+    hidden = not regression and significantly_more(worst_b, c, alpha)
     return CandidateComparison(
         run=run_figures(report),
         paired=paired,
@@ -134,8 +162,21 @@ def _candidate(
             table["both_passed"], b, c, table["both_failed"]
         ),
         mcnemar_p=p_value,
-        significant_regression=b > c and p_value < alpha,
-        significant_improvement=c > b and p_value < alpha,
+        significant_regression=regression,
+        significant_improvement=significantly_more(c, b, alpha),
+        compared=compared,
+        baseline_errors=gone + both,
+        errors=new + both,
+        counted_to_error=new,
+        pass_to_error=errors["pass_to_error"],
+        error_to_counted=gone,
+        error_rate_delta=(new - gone) / compared if compared else None,
+        error_rate_delta_ci95=paired_difference_interval(both, gone, new, paired),
+        error_p=error_p,
+        significant_error_rise=error_rise,
+        errors_as_failures_p=worst_p,
+        errors_hide_regression=hidden,
+        regression=regression or error_rise or hidden,
         categories=_category_deltas(baseline, report),
         cost_delta_usd=_delta(report.summary.cost_usd, baseline.summary.cost_usd),
         avg_turns_delta=_delta(report.summary.avg_turns, baseline.summary.avg_turns),
@@ -169,6 +210,8 @@ def _category_deltas(baseline: RunReport, report: RunReport) -> dict[str, Catego
             baseline_accuracy=before.accuracy if before else None,
             accuracy=after.accuracy if after else None,
             delta=_delta(after.accuracy if after else None, before.accuracy if before else None),
+            baseline_errors=before.errors if before else None,
+            errors=after.errors if after else None,
         )
     return deltas
 
@@ -200,5 +243,10 @@ def _flip(before: AttemptRecord | None, after: AttemptRecord | None) -> str | No
 
 
 def _row_order(row: ScenarioRow) -> tuple[int, str, int]:
+    """Flips first (pass to fail, then fail to pass), then the rows whose errors changed, then the
+    rest."""
     rank = min((FLIP_ORDER[f] for f in row.flips if f is not None), default=len(FLIP_ORDER))
+    if rank == len(FLIP_ORDER):
+        errored = [verdict == "error" for verdict in row.verdicts if verdict is not None]
+        rank += 0 if any(errored) and not all(errored) else 1
     return rank, row.scenario_id, row.epoch

@@ -7,11 +7,13 @@ from typing import TYPE_CHECKING
 
 from benchyard.report.model import CandidateComparison, Comparison, RunFigures
 from benchyard.report.render import interval, md_cell, money, percent
+from benchyard.report.stats import significantly_more
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
 FLIP_MARKS = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass", None: ""}
+ERROR_MARKS = {(False, True): "(new)", (True, False): "(was error)"}
 
 
 def _commit(run: RunFigures) -> str:
@@ -31,23 +33,65 @@ def _delta_interval(bounds: tuple[float, float] | None) -> str:
 
 
 def verdict_line(candidate: CandidateComparison, alpha: float) -> str:
-    """One sentence: is the change signal or noise?"""
-    run, p = candidate.run.id[:8], candidate.mcnemar_p
-    if candidate.significant_regression:
-        return f"run {run}: significant regression (McNemar p = {p:.4g} < {alpha:g})"
-    if candidate.significant_improvement:
-        return f"run {run}: significant improvement (McNemar p = {p:.4g} < {alpha:g})"
+    """One sentence: is the change signal or noise? Errors are left out of accuracy, so a change in
+    them is named, and is never called "no significant change" (docs/queue-and-compare.md)."""
+    c = candidate
+    run, p = c.run.id[:8], c.mcnemar_p
+    errors = f"{c.baseline_errors} → {c.errors} errors in {c.compared} pairs"
+    errors_changed = bool(c.counted_to_error or c.error_to_counted)
+    reasons = []
+    if c.significant_regression:
+        reasons.append(f"significant regression (McNemar p = {p:.4g} < {alpha:g})")
+    if c.errors_hide_regression:
+        reasons.append(
+            f"possible regression hidden by errors: with its {c.pass_to_error} new errors on "
+            "scenarios the baseline passed counted as failures, accuracy drops significantly "
+            f"(McNemar p = {c.errors_as_failures_p:.4g} < {alpha:g})"
+        )
+    if c.significant_error_rise:
+        reasons.append(
+            f"significant rise in errors, which accuracy leaves out: {errors} "
+            f"(exact paired p = {c.error_p:.4g} < {alpha:g})"
+        )
+    if reasons:
+        hint = (
+            f"; re-run the errors (`benchyard rerun {run} --failed`) and compare with --merged"
+            if c.errors_hide_regression or c.significant_error_rise
+            else ""
+        )
+        return f"run {run}: " + "; ".join(reasons) + hint
+    error_note = f"; {errors} (exact paired p = {c.error_p:.4g})" if errors_changed else ""
+    if c.significant_improvement:
+        worst = c.pass_to_fail + c.pass_to_error  # pass -> fail with the new errors as failures
+        if c.pass_to_error and not significantly_more(c.fail_to_pass, worst, alpha):
+            return (
+                f"run {run}: accuracy rose on the pairs counted in both (McNemar p = {p:.4g} < "
+                f"{alpha:g}), but not significantly with its {c.pass_to_error} new errors counted "
+                f"as failures (p = {c.errors_as_failures_p:.4g}){error_note}"
+            )
+        return f"run {run}: significant improvement (McNemar p = {p:.4g} < {alpha:g}){error_note}"
+    if errors_changed:
+        return (
+            f"run {run}: errors changed, {errors} (exact paired p = {c.error_p:.4g}); accuracy "
+            f"on the {c.paired} pairs counted in both is within noise (McNemar p = {p:.4g}, "
+            f"alpha {alpha:g})"
+        )
     return f"run {run}: no significant change (McNemar p = {p:.4g}, alpha {alpha:g})"
 
 
+def _errors(run: RunFigures) -> str:
+    return f"{run.errors}/{run.attempt_count}"
+
+
 def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
-    header = ["run", "agent", "commit", "accuracy", "95% CI", "Δ accuracy (paired)", "95% CI of Δ"]
-    header += ["pass→fail", "fail→pass", "McNemar p", "Δ cost", "Δ avg turns", "Δ p50 s"]
+    header = ["run", "agent", "commit", "accuracy", "errors", "95% CI", "Δ accuracy (paired)"]
+    header += ["95% CI of Δ", "pass→fail", "fail→pass", "McNemar p", "Δ error rate (p)"]
+    header += ["Δ cost", "Δ avg turns", "Δ p50 s"]
     base = comparison.baseline
     rows = [
         [base.id[:8] + " (baseline)", base.agent, _commit(base), percent(base.accuracy)]
-        + [interval(base.accuracy_ci95)]
-        + ["—"] * 8
+        + [_errors(base), interval(base.accuracy_ci95)]
+        + ["—"] * 9
     ]
     for candidate in comparison.candidates:
         run = candidate.run
@@ -57,12 +101,14 @@ def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
                 run.agent,
                 _commit(run),
                 percent(run.accuracy),
+                _errors(run),
                 interval(run.accuracy_ci95),
                 _points(candidate.accuracy_delta),
                 _delta_interval(candidate.accuracy_delta_ci95),
                 str(candidate.pass_to_fail),
                 str(candidate.fail_to_pass),
                 f"{candidate.mcnemar_p:.4g}",
+                f"{_points(candidate.error_rate_delta)} (p {candidate.error_p:.4g})",
                 _signed(candidate.cost_delta_usd, "{:+.4f}"),
                 _signed(candidate.avg_turns_delta),
                 _signed(candidate.p50_sec_delta),
@@ -79,15 +125,24 @@ def category_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     rows = []
     for name in names:
         first = comparison.candidates[0].categories[name]
-        row = [name, f"{first.baseline_raw or '—'} {percent(first.baseline_accuracy)}"]
+        row = [
+            name,
+            _category(first.baseline_raw, first.baseline_accuracy, first.baseline_errors),
+        ]
         for candidate in comparison.candidates:
             delta = candidate.categories.get(name)
             row += [
-                f"{delta.raw or '—'} {percent(delta.accuracy)}" if delta else "—",
+                _category(delta.raw, delta.accuracy, delta.errors) if delta else "—",
                 _points(delta.delta) if delta else "—",
             ]
         rows.append(row)
     return header, rows
+
+
+def _category(raw: str | None, accuracy: float | None, errors: int | None) -> str:
+    """'31/33 93.9%', with the category's errors beside it: '31/33 93.9% + 2 errors'."""
+    text = f"{raw or '—'} {percent(accuracy)}"
+    return text + (f" + {errors} error{'s' if errors != 1 else ''}" if errors else "")
 
 
 def scenario_rows(
@@ -95,17 +150,29 @@ def scenario_rows(
 ) -> tuple[list[str], list[list[str]]]:
     header = ["scenario", "epoch", "category", "baseline"]
     header += [c.run.id[:8] for c in comparison.candidates]
-    rows = [
-        [row.scenario_id, str(row.epoch), row.category]
-        + [verdict or "—" for verdict in row.verdicts[:1]]
-        + [
-            f"{verdict or '—'} {FLIP_MARKS[flip]}".strip()
+    rows = []
+    for row in comparison.scenarios:
+        marks = [
+            FLIP_MARKS[flip] or _error_mark(row.verdicts[0], verdict)
             for verdict, flip in zip(row.verdicts[1:], row.flips, strict=True)
         ]
-        for row in comparison.scenarios
-        if not flips_only or any(row.flips)
-    ]
+        if flips_only and not any(marks):
+            continue
+        rows.append(
+            [row.scenario_id, str(row.epoch), row.category, row.verdicts[0] or "—"]
+            + [
+                f"{verdict or '—'} {mark}".strip()
+                for verdict, mark in zip(row.verdicts[1:], marks, strict=True)
+            ]
+        )
     return header, rows
+
+
+def _error_mark(before: str | None, after: str | None) -> str:
+    """'(new)' on a new error, '(was error)' on a verdict where the baseline had an error."""
+    if before is None or after is None:
+        return ""
+    return ERROR_MARKS.get((before == "error", after == "error"), "")
 
 
 def comparison_markdown(comparison: Comparison, flips_only: bool = False) -> str:
@@ -135,7 +202,7 @@ def history_markdown(points: list[RunFigures]) -> str:
 
 def history_rows(points: list[RunFigures]) -> tuple[list[str], list[list[str]]]:
     header = ["run", "started", "version", "agent", "commit", "status", "accuracy", "95% CI"]
-    header += ["passed/counted", "cost"]
+    header += ["passed/counted", "errors", "cost"]
     rows = [
         [
             point.id[:8],
@@ -147,6 +214,7 @@ def history_rows(points: list[RunFigures]) -> tuple[list[str], list[list[str]]]:
             percent(point.accuracy),
             interval(point.accuracy_ci95),
             f"{point.passed}/{point.counted}",
+            _errors(point),
             money(point.cost_usd),
         ]
         for point in points

@@ -1,5 +1,6 @@
 """Attempts and scenarios a human should look at: unusually long attempts, flaky scenarios,
-scores within a margin of a pass threshold, and attempts that used all their turns."""
+scores within a margin of a pass threshold, attempts that used all their turns, and attempts whose
+patch changes the test machinery (noted by the `tests` and `diff_quality` checks)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 
+from benchyard.checks.patch_scan import SUSPICIOUS_PATCH
 from benchyard.report.model import ReviewFlag
 from benchyard.runner.failures import COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord
@@ -34,6 +36,7 @@ def review_flags(
         flags += _near_threshold(attempt, margin)
         if attempt.hit_max_turns:
             flags.append(_flag("hit_max_turns", attempt, f"used all {attempt.turns} turns"))
+        flags += _suspicious_patch(attempt)
     flags += _flaky(counted)
     return sorted(flags, key=lambda f: (f.scenario_id, f.epoch or 0, f.kind))
 
@@ -59,6 +62,16 @@ def _near_threshold(attempt: AttemptRecord, margin: float) -> list[ReviewFlag]:
         for label, score, threshold in marks
         if threshold is not None and 0 < score < 1 and abs(score - threshold) <= margin
     ]
+
+
+def _suspicious_patch(attempt: AttemptRecord) -> list[ReviewFlag]:
+    """One flag when a check noted that the attempt's patch changes the test machinery
+    (checks/patch_scan.py), whatever the verdict: a pass is what such a patch would forge."""
+    for check in attempt.checks:
+        _, found, findings = check.reason.partition(SUSPICIOUS_PATCH)
+        if found:
+            return [_flag("suspicious_patch", attempt, f"{check.label}: {findings}")]
+    return []
 
 
 def _flaky(counted: Sequence[AttemptRecord]) -> list[ReviewFlag]:

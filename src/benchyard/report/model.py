@@ -77,11 +77,24 @@ class Summary(ReportModel):
     failed: int
     timeouts: int
     errors: int = Field(
-        description="Infrastructure errors: not the agent's fault, left out of accuracy."
+        description="Infrastructure errors benchyard observed itself (not the agent's fault), "
+        "left out of accuracy."
     )
     counted: int = Field(description="passed + failed + timeouts: the denominator of accuracy.")
     accuracy: float | None
     accuracy_ci95: tuple[float, float] | None = Field(description="Wilson score interval, 95%.")
+    error_rate: float | None = Field(
+        default=None, description="errors / attempt_count (None without attempts)."
+    )
+    accuracy_if_errors_failed: float | None = Field(
+        default=None,
+        description="passed / attempt_count: the accuracy had every error been a failure.",
+    )
+    claimed_faults: int = Field(
+        default=0,
+        description="Failed attempts whose final try ended in a fault only the agent claimed "
+        "(exit 75, 126, 127): retried, then counted against it.",
+    )
     avg_turns: float | None
     false_positive_rate: float | None = Field(
         description="Failed attempts on negative scenarios over counted attempts on negative scenarios."
@@ -112,8 +125,9 @@ class Summary(ReportModel):
 class CategoryCounts(ReportModel):
     passed: int
     counted: int
-    errors: int
+    errors: int = Field(description="Final attempts that ended in an error, left out of accuracy.")
     timeouts: int
+    attempts: int = Field(default=0, description="Final attempts: counted + errors.")
     raw: str = Field(description="passed/counted, e.g. '31/33'.")
     accuracy: float | None
 
@@ -136,7 +150,7 @@ class Failure(ReportModel):
 
 
 class ReviewFlag(ReportModel):
-    kind: Literal["long", "flaky", "near_threshold", "hit_max_turns"]
+    kind: Literal["long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch"]
     scenario_id: str
     epoch: int | None = Field(description="None for a flag on a whole scenario (flaky).")
     attempt_id: str | None
@@ -195,6 +209,8 @@ class RunFigures(ReportModel):
     accuracy_ci95: tuple[float, float] | None
     passed: int
     counted: int
+    errors: int = Field(default=0, description="Final attempts left out of accuracy as errors.")
+    attempt_count: int = Field(default=0, description="Final attempts: counted + errors.")
     cost_usd: float | None
     avg_turns: float | None
     p50_sec: float | None
@@ -207,6 +223,8 @@ class CategoryDelta(ReportModel):
     baseline_accuracy: float | None
     accuracy: float | None
     delta: float | None
+    baseline_errors: int | None = None
+    errors: int | None = None
 
 
 class CandidateComparison(ReportModel):
@@ -225,6 +243,49 @@ class CandidateComparison(ReportModel):
     mcnemar_p: float = Field(description="Exact two-sided McNemar p-value on the discordant pairs.")
     significant_regression: bool = Field(description="A drop with mcnemar_p < alpha.")
     significant_improvement: bool
+    compared: int = Field(
+        default=0, description="(scenario, epoch) pairs with a final attempt in both runs."
+    )
+    baseline_errors: int = Field(default=0, description="Errors of the baseline in those pairs.")
+    errors: int = Field(default=0, description="Errors of this run in those pairs.")
+    counted_to_error: int = Field(
+        default=0, description="Pairs counted in the baseline that are errors in this run."
+    )
+    pass_to_error: int = Field(
+        default=0, description="Of counted_to_error, those the baseline passed."
+    )
+    error_to_counted: int = Field(
+        default=0, description="Pairs that are errors in the baseline and counted in this run."
+    )
+    error_rate_delta: float | None = Field(
+        default=None, description="(counted_to_error - error_to_counted) / compared."
+    )
+    error_rate_delta_ci95: tuple[float, float] | None = Field(
+        default=None, description="Newcombe's hybrid score interval of error_rate_delta."
+    )
+    error_p: float = Field(
+        default=1.0,
+        description="Exact two-sided McNemar p-value of the error rate's change: "
+        "counted_to_error against error_to_counted.",
+    )
+    significant_error_rise: bool = Field(
+        default=False, description="More new errors than fewer, with error_p < alpha."
+    )
+    errors_as_failures_p: float = Field(
+        default=1.0,
+        description="Exact McNemar p-value with this run's new errors counted as failures: "
+        "pass_to_fail + pass_to_error against fail_to_pass.",
+    )
+    errors_hide_regression: bool = Field(
+        default=False,
+        description="No significant drop on the pairs counted in both, but a significant one "
+        "with this run's new errors counted as failures (errors_as_failures_p < alpha).",
+    )
+    regression: bool = Field(
+        default=False,
+        description="What --fail-on-regression fails on: significant_regression, "
+        "significant_error_rise or errors_hide_regression.",
+    )
     categories: dict[str, CategoryDelta]
     cost_delta_usd: float | None
     avg_turns_delta: float | None

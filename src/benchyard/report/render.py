@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchyard.report.model import RunReport
+from benchyard.report.model import CategoryCounts, RunReport
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -45,19 +45,51 @@ def md_cell(text: str) -> str:
     return escaped
 
 
+def errors_text(errors: int, attempts: int) -> str:
+    """Errors out of final attempts, e.g. '2 of 12 (16.7%)'; '0' without any."""
+    if not errors:
+        return "0"
+    return f"{errors} of {attempts} ({percent(errors / attempts)})"
+
+
+def category_cell(counts: CategoryCounts) -> str:
+    """Raw counts of a category with its errors beside them, e.g. '3/4 + 2 errors'."""
+    if not counts.errors:
+        return counts.raw
+    return f"{counts.raw} + {counts.errors} error{'s' if counts.errors != 1 else ''}"
+
+
+def errors_warning(report: RunReport) -> str | None:
+    """The sentence no reader of a run with errors should miss; None without errors."""
+    summary = report.summary
+    if not summary.errors:
+        return None
+    return (
+        f"{errors_text(summary.errors, summary.attempt_count)} final attempts are errors, left "
+        f"out of accuracy; counted as failures, accuracy would be "
+        f"{percent(summary.accuracy_if_errors_failed)} (`benchyard rerun {report.run.id[:8]} "
+        "--failed` runs them again)"
+    )
+
+
+def failure_label(verdict: str, failure_kind: str | None) -> str:
+    return verdict if failure_kind is None else f"{verdict} ({failure_kind})"
+
+
 def to_markdown(reports: list[RunReport]) -> str:
-    """One summary row per run with per-category raw counts, then each run's failures with causes."""
+    """One summary row per run with per-category raw counts (and errors beside accuracy), then each
+    run's categories and failures with causes."""
     categories = sorted({name for report in reports for name in report.categories})
     header = [
         "run",
         "agent",
         "commit",
         "accuracy",
+        "errors",
         "95% CI",
         "avg turns",
         "FPR",
         *categories,
-        "errors",
         "timeouts",
         "tasks",
         "cost",
@@ -75,28 +107,60 @@ def to_markdown(reports: list[RunReport]) -> str:
             md_cell(report.run.agent.name),
             commit_label(report),
             percent(summary.accuracy),
+            errors_text(summary.errors, summary.attempt_count),
             interval(summary.accuracy_ci95),
             "—" if summary.avg_turns is None else f"{summary.avg_turns:.2f}",
             percent(summary.false_positive_rate),
-            *[report.categories[c].raw if c in report.categories else "—" for c in categories],
-            str(summary.errors),
+            *[
+                category_cell(report.categories[c]) if c in report.categories else "—"
+                for c in categories
+            ],
             str(summary.timeouts),
             str(summary.task_count),
             money(summary.cost_usd),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    if any(report.summary.errors for report in reports):
+        lines += [""]
+        lines += [
+            f"**Errors in run {report.run.id[:8]}: {warning}.**"
+            for report in reports
+            if (warning := errors_warning(report))
+        ]
     for report in reports:
+        lines += _md_categories(report)
         lines += ["", f"## Failures in run {report.run.id[:8]} ({len(report.failures)})", ""]
         if not report.failures:
             lines.append("None.")
+        if report.summary.claimed_faults:
+            lines += [
+                f"{report.summary.claimed_faults} failed because the agent claimed a fault of "
+                "its own or of its command (exit 75, 126, 127) on every try: counted against it.",
+                "",
+            ]
         for failure in report.failures:
             epoch = f" (epoch {failure.epoch})" if report.run.settings.get("epochs", 1) > 1 else ""
             lines.append(
-                f"- **{md_cell(failure.scenario_id)}**{epoch} [{failure.category}] {failure.verdict}: "
+                f"- **{md_cell(failure.scenario_id)}**{epoch} [{md_cell(failure.category)}] "
+                f"{failure_label(failure.verdict, failure.failure_kind)}: "
                 f"{md_cell(shorten(failure.cause))}"
             )
         lines += _md_review(report)
     return "\n".join(lines) + "\n"
+
+
+def _md_categories(report: RunReport) -> list[str]:
+    """Each category's counts, its errors beside its accuracy."""
+    lines = ["", f"## Categories in run {report.run.id[:8]}", ""]
+    lines += [
+        "| category | passed/counted | accuracy | errors | timeouts |",
+        "|---|---|---|---|---|",
+    ]
+    for name, counts in report.categories.items():
+        cells = [md_cell(name), counts.raw, percent(counts.accuracy)]
+        cells += [errors_text(counts.errors, counts.attempts), str(counts.timeouts)]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
 
 
 def _md_review(report: RunReport) -> list[str]:
@@ -137,12 +201,20 @@ def to_rich(report: RunReport) -> list[RenderableType]:
         (
             "accuracy",
             f"{percent(summary.accuracy)}  (95% CI {interval(summary.accuracy_ci95)}; "
-            f"{summary.passed}/{summary.counted} counted)",
+            f"{summary.passed}/{summary.counted} counted"
+            + (f", {summary.errors} errors left out)" if summary.errors else ")"),
         ),
+        ("errors", errors_warning(report) or "none"),
         (
             "verdicts",
-            f"{summary.passed} passed, {summary.failed} failed, {summary.timeouts} timeouts, "
-            f"{summary.errors} errors (not counted), {summary.retried_tries} retried tries",
+            f"{summary.passed} passed, {summary.failed} failed"
+            + (
+                f" ({summary.claimed_faults} claimed a fault: exit 75, 126, 127)"
+                if summary.claimed_faults
+                else ""
+            )
+            + f", {summary.timeouts} timeouts, {summary.errors} errors (not counted), "
+            f"{summary.retried_tries} retried tries",
         ),
         ("turns", "—" if summary.avg_turns is None else f"{summary.avg_turns:.2f} on average"),
         (
@@ -173,17 +245,21 @@ def to_rich(report: RunReport) -> list[RenderableType]:
             )
         )
     for label, value in rows + _run_history_rows(report):
-        head.add_row(label, Text(value))
+        style = "bold red" if label == "errors" and summary.errors else ""
+        head.add_row(label, Text(value, style=style))
     categories = Table(title="categories", title_justify="left")
-    for column in ("category", "passed/counted", "accuracy", "timeouts", "errors"):
+    for column in ("category", "passed/counted", "accuracy", "errors", "timeouts"):
         categories.add_column(column)
     for name, counts in report.categories.items():
         categories.add_row(
             Text(name),
             counts.raw,
             percent(counts.accuracy),
+            Text(
+                errors_text(counts.errors, counts.attempts),
+                style="bold red" if counts.errors else "",
+            ),
             str(counts.timeouts),
-            str(counts.errors),
         )
     renderables: list[RenderableType] = [head, categories]
     if report.failures:
@@ -192,7 +268,9 @@ def to_rich(report: RunReport) -> list[RenderableType]:
             failures.add_column(column, overflow="fold")
         for failure in report.failures:
             failures.add_row(
-                Text(failure.scenario_id), failure.verdict, Text(shorten(failure.cause))
+                Text(failure.scenario_id),
+                failure_label(failure.verdict, failure.failure_kind),
+                Text(shorten(failure.cause)),
             )
         renderables.append(failures)
     return renderables + _rich_review(report)

@@ -1,5 +1,6 @@
 """Statistics for reports and comparisons: Wilson intervals, percentiles, the exact McNemar test
-and an interval for a paired difference of accuracies."""
+(and whether one direction of the discordant pairs is significant), and an interval for a paired
+difference of proportions (accuracies, error rates)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,12 @@ def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> float:
     smaller = min(pass_to_fail, fail_to_pass)
     tail = sum(math.comb(discordant, i) for i in range(smaller + 1)) / float(2**discordant)
     return min(1.0, 2 * tail)
+
+
+def significantly_more(more: int, than: int, alpha: float) -> bool:
+    """Whether discordant pairs went one way (`more` of them than `than` the other way) beyond
+    chance: more > than and the exact McNemar p-value below `alpha`."""
+    return more > than and mcnemar_exact(more, than) < alpha
 
 
 def paired_difference_interval(

@@ -17,6 +17,7 @@ from benchyard.config import ProjectConfig
 from benchyard.runner.execute import RunObserver, RunSettings, new_run
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
+from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
 from benchyard.runner.plan import PlannedAttempt, plan_attempts, select_scenarios
 from benchyard.runner.recorded import (
@@ -35,7 +36,11 @@ RERUN_VERDICTS = frozenset({"failed", "error", "timeout"})
 
 
 def resolve_agent(config: ProjectConfig, name: str | None, command: str | None) -> Agent:
-    """`--agent NAME` from benchyard.yaml (or the built-in oracle), or an inline `--agent-cmd`."""
+    """`--agent NAME` from benchyard.yaml (or the built-in oracle), or an inline `--agent-cmd`.
+    The secrets benchyard.yaml configures are registered for scrubbing; an agent given the store's
+    URL (`db:` or BENCHYARD_DB; the URL actually used is checked again when the run starts) is
+    refused."""
+    register_secrets(config)
     if command and name:
         raise AgentConfigError("give either --agent or --agent-cmd, not both")
     if command:
@@ -48,7 +53,9 @@ def resolve_agent(config: ProjectConfig, name: str | None, command: str | None) 
         )
     if name in config.agents:
         agent_config = _with_provider(config.agents[name], config)
-        return build_agent(name, _anchored(agent_config, config.base_dir))
+        agent = build_agent(name, _anchored(agent_config, config.base_dir))
+        refuse_store_url(agent, config.db)
+        return agent
     if name == "oracle":
         return build_agent("oracle", {"kind": "oracle"})
     declared = ", ".join(sorted({*config.agents, "oracle"}))
@@ -66,6 +73,37 @@ def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[
     return resolve_model_config(agent_config, config.providers, config.prices)
 
 
+def register_secrets(config: ProjectConfig) -> None:
+    """Register for scrubbing the secret values benchyard.yaml points at: providers' keys and
+    header variables (also of providers written inline), literal credential headers, and the host
+    variables agents are given by `pass_env`."""
+    from benchyard import secrets
+    from benchyard.providers.config import register_provider_secrets
+
+    declared = [config.judge or {}, *config.agents.values()]
+    inline = [d["provider"] for d in declared if isinstance(d.get("provider"), dict)]
+    for provider in [*config.providers.values(), *inline]:
+        register_provider_secrets(provider)
+    for agent in config.agents.values():
+        names = agent.get("pass_env")
+        if isinstance(names, list):
+            secrets.register_variables(str(name) for name in names)
+
+
+def recorded_run(run: RunRecord) -> RunRecord:
+    """`run` as it is recorded: the values of configured secrets scrubbed from its agent's
+    configuration and settings, and the judge's credential headers redacted."""
+    from benchyard import secrets
+    from benchyard.providers.config import redacted_model_config
+
+    settings = dict(run.settings)
+    if isinstance(settings.get("judge"), dict):
+        settings["judge"] = redacted_model_config(settings["judge"])
+    run.agent_config = secrets.scrub_value(run.agent_config)
+    run.settings = secrets.scrub_value(settings)
+    return run
+
+
 def judge_for(config: ProjectConfig) -> dict[str, Any] | None:
     """The judge model declared in benchyard.yaml, as a run records it (None without one)."""
     from benchyard.providers.judge import judge_settings
@@ -74,13 +112,20 @@ def judge_for(config: ProjectConfig) -> dict[str, Any] | None:
 
 
 def _anchored(agent_config: dict[str, Any], base: Path) -> dict[str, Any]:
-    """A command agent's config with relative script paths made absolute (it runs in its workdir)."""
+    """A command agent's config with relative script and `readable` paths made absolute (it runs
+    in its workdir)."""
     from benchyard.agents.command import anchor_relative_paths
 
     command = agent_config.get("command")
     if agent_config.get("kind", "command") != "command" or not isinstance(command, str):
         return agent_config
-    return {**agent_config, "command": anchor_relative_paths(command, base)}
+    anchored = {**agent_config, "command": anchor_relative_paths(command, base)}
+    readable = agent_config.get("readable")
+    if isinstance(readable, list):
+        anchored["readable"] = [
+            str(base / path) if isinstance(path, str) else path for path in readable
+        ]
+    return anchored
 
 
 def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt]:
@@ -123,8 +168,9 @@ def execute(
     A run whose sandbox is refused or cannot work here stops before anything is recorded."""
     from benchyard.runner.isolation import open_sandbox
 
-    open_sandbox(settings, benchmark, agent)
-    run = new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id)
+    open_sandbox(settings, benchmark, agent, store.url)
+    refuse_store_url(agent, store.url)
+    run = recorded_run(new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id))
     return run_async(execute_run(store, benchmark, agent, plan, run, settings, observer))
 
 
@@ -136,18 +182,25 @@ def enqueue(
     settings: RunSettings,
     *,
     agent_repo: Path,
+    parent_run_id: str | None = None,
 ) -> RunRecord:
-    """Record a new run in the queue, for `benchyard worker` to execute. A worker rebuilds the
-    agent from its recorded configuration, so an agent that cannot be rebuilt is refused here."""
+    """Record a new run in the queue, for `benchyard worker` to execute (a rerun of `parent_run_id`
+    when given). A worker rebuilds the agent from its recorded configuration, so an agent that
+    cannot be rebuilt is refused here."""
+    from benchyard.providers.judge import build_judge
     from benchyard.runner.isolation import refuse_unsandboxed
     from benchyard.store.queue import Queue
 
     refuse_unsandboxed(settings, benchmark, agent)  # the sandbox itself is the worker's to open
+    refuse_store_url(agent, store.url)
+    run = recorded_run(new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id))
     try:
-        build_agent(agent.name, agent.describe())
-    except AgentConfigError as error:
-        raise RunRefused(f"{error}: a worker could not rebuild this agent; run it inline") from None
-    run = new_run(benchmark, agent, settings, len(plan), agent_repo)
+        build_agent(run.agent_name, run.agent_config)
+        build_judge(run.settings.get("judge"))  # opens no connection
+    except (AgentConfigError, ValueError) as error:
+        raise RunRefused(
+            f"{error}: a worker could not rebuild this run from its record; run it inline"
+        ) from None
     Queue(store).enqueue(run, [(planned.scenario.id, planned.epoch) for planned in plan])
     return run
 

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from benchyard import __version__
+from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
 from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
@@ -163,7 +163,7 @@ class _AttemptExecutor:
         self.writer = writer
         self.observer = observer
         self.scratch = scratch
-        self.sandbox = open_sandbox(settings, benchmark, agent)
+        self.sandbox = open_sandbox(settings, benchmark, agent, writer.queue.store.url)
         self.judge = build_judge(settings.judge)
 
     async def aclose(self) -> None:
@@ -174,7 +174,9 @@ class _AttemptExecutor:
                 await closer()
 
     async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
-        """Try until a try is final; a resumed attempt goes on from the tries already written."""
+        """Try until a try is final; a resumed attempt goes on from the tries already written. A
+        retried try is an uncounted error; the final one keeps the failure table's verdict, so a
+        fault only the agent claims counts against it once its retries are spent."""
         first = item.tries + 1
         for try_number in range(first, max(first, self.settings.retries + 1) + 1):
             record, failure = await self.one_try(planned, try_number)
@@ -182,6 +184,8 @@ class _AttemptExecutor:
                 failure is not None and failure.policy.retry and try_number <= self.settings.retries
             )
             record.superseded = retry
+            if failure is not None:
+                record.verdict, record.cause = failure.outcome(retried=retry, tries=try_number)
             record.threshold = planned.scenario.threshold
             self.writer.add(record, item)
             self.observer.finished_try(record)
@@ -249,6 +253,7 @@ class _AttemptExecutor:
         _fill_evidence(record, result, max_turns)
         record.finished_at = datetime.now(UTC)
         record.duration_sec = time.perf_counter() - clock
+        secrets.scrub_in_place(record, failure)  # before it is stored or shown (its cause too)
         return record, failure
 
     def _prepare(self, attempt_id: str, planned: PlannedAttempt) -> AttemptDirs | None:

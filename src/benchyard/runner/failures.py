@@ -1,4 +1,13 @@
-"""What a failure means, decided in one table: retried?, graded?, counted in the score?, which verdict."""
+"""What a failure means, decided in one table: retried?, graded?, counted in the score?, which
+verdict?, and is the fault only claimed by the agent?
+
+A try that is retried is always an uncounted `error` (RETRIED_VERDICT) and stays in the store as
+superseded; the final try takes its kind's verdict. A fault benchyard observed itself (a sandbox
+that did not start, its own client's provider errors, a check or judge that could not run, its own
+bugs) ends as an uncounted `error`. A fault the agent merely claims through its exit status (75:
+a transient fault of its own; 126/127: the command could not run) is retried like one, but the
+exit status is the agent's to choose: once its retries are spent it counts against the agent
+(`failed`), or an agent could hide every answer it is unsure of from accuracy."""
 
 from __future__ import annotations
 
@@ -12,9 +21,7 @@ if TYPE_CHECKING:
 
 class FailureKind(StrEnum):
     SANDBOX_START = "sandbox_start"  # the sandbox or workdir could not be prepared
-    AGENT_START = (
-        "agent_start"  # the agent command could not be started (not found, not executable)
-    )
+    AGENT_START = "agent_start"  # the agent command could not run (exit 126/127, claimed)
     AGENT_TEMPFAIL = "agent_tempfail"  # the agent reported a transient fault of its own (exit 75)
     AGENT_TIMEOUT = "agent_timeout"  # the attempt ran past its wall-clock limit
     AGENT_CRASH = "agent_crash"  # the agent exited non-zero
@@ -33,14 +40,22 @@ class FailureKind(StrEnum):
 class Policy:
     retry: bool
     grade: bool
-    counts: bool  # does the verdict count in accuracy (False: shown apart as an error)
-    verdict: str
+    counts: bool  # does the final try's verdict count in accuracy (False: shown apart as an error)
+    verdict: str  # the final try's verdict (a try that is retried is RETRIED_VERDICT)
+    claimed: bool = False  # only the agent's exit status says so: benchyard saw no fault itself
 
+
+RETRIED_VERDICT = "error"  # a try superseded by a retry: kept as evidence, never counted
 
 POLICIES: dict[FailureKind, Policy] = {
     FailureKind.SANDBOX_START: Policy(retry=True, grade=False, counts=False, verdict="error"),
-    FailureKind.AGENT_START: Policy(retry=False, grade=False, counts=False, verdict="error"),
-    FailureKind.AGENT_TEMPFAIL: Policy(retry=True, grade=False, counts=False, verdict="error"),
+    # Claimed by the agent: retried, then held against it (see the module's docstring).
+    FailureKind.AGENT_START: Policy(
+        retry=True, grade=False, counts=True, verdict="failed", claimed=True
+    ),
+    FailureKind.AGENT_TEMPFAIL: Policy(
+        retry=True, grade=False, counts=True, verdict="failed", claimed=True
+    ),
     FailureKind.AGENT_TIMEOUT: Policy(retry=False, grade=False, counts=True, verdict="timeout"),
     FailureKind.AGENT_CRASH: Policy(retry=False, grade=False, counts=True, verdict="failed"),
     FailureKind.RESOURCE_LIMIT: Policy(retry=False, grade=False, counts=True, verdict="failed"),
@@ -60,6 +75,7 @@ POLICIES: dict[FailureKind, Policy] = {
 }
 
 COUNTED_VERDICTS = frozenset({"passed", "failed", "timeout"})
+CLAIMED_KINDS = frozenset(kind.value for kind, policy in POLICIES.items() if policy.claimed)
 
 
 class AttemptFailure(Exception):
@@ -74,3 +90,15 @@ class AttemptFailure(Exception):
     @property
     def policy(self) -> Policy:
         return POLICIES[self.kind]
+
+    def outcome(self, *, retried: bool, tries: int) -> tuple[str, str]:
+        """The verdict and cause of a try that ended in this failure: RETRIED_VERDICT when it is
+        retried; else the table's verdict, and a claimed fault's cause says why it counts."""
+        if retried:
+            return RETRIED_VERDICT, self.message
+        if not self.policy.claimed:
+            return self.policy.verdict, self.message
+        return self.policy.verdict, (
+            f"{self.message} [claimed by the agent's exit status, not observed by benchyard: "
+            f"counted as {self.policy.verdict} after {tries} {'try' if tries == 1 else 'tries'}]"
+        )

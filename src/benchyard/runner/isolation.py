@@ -4,10 +4,12 @@ commands or model-written code on the host unless the user allows it (`--allow-u
 from __future__ import annotations
 
 import functools
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchyard.errors import BenchyardError
+from benchyard.sandbox.allowlist import HostPaths, host_paths
 from benchyard.sandbox.base import Sandbox
 from benchyard.sandbox.limits import (
     DEFAULT_MAX_PROCESSES,
@@ -16,6 +18,7 @@ from benchyard.sandbox.limits import (
     SandboxRequest,
 )
 from benchyard.sandbox.registry import SandboxOptions, build_sandbox
+from benchyard.store.engine import DEFAULT_DB_DIR
 
 if TYPE_CHECKING:
     from benchyard.agents.base import Agent
@@ -24,28 +27,48 @@ if TYPE_CHECKING:
     from benchyard.spec.models import Scenario
 
 
+LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"})
+
+
 class UnsandboxedRefused(BenchyardError):
     """Agent commands or model-written code would run on the host without the user's say-so."""
 
 
-def open_sandbox(settings: RunSettings, benchmark: Benchmark, agent: Agent) -> Sandbox:
+def open_sandbox(
+    settings: RunSettings, benchmark: Benchmark, agent: Agent, store_url: str | None = None
+) -> Sandbox:
     """The run's sandbox, ready: refused when unsandboxed code is not allowed, SandboxUnavailable
     when it cannot work here or a scenario asks for what it cannot give."""
     refuse_unsandboxed(settings, benchmark, agent)
+    refuse_store_on_shared_network(settings, benchmark, store_url)
     if not unsandboxed_work(benchmark, agent):
         # Nothing will run in it (an in-process agent, no code checks): skip probing the machine.
-        return build_sandbox("none", SandboxOptions((), ()))
-    readable = tuple(getattr(agent, "readable_paths", ()))
-    sandbox = _opened(settings.sandbox, hidden_paths(settings, benchmark), readable)
+        return build_sandbox("none", SandboxOptions())
+    host = host_paths_for(settings, benchmark, agent, store_url)
+    sandbox = _opened(settings.sandbox, host)
     sandbox.check_requests({request_for(benchmark, scenario) for scenario in benchmark.scenarios})
     return sandbox
 
 
 @functools.lru_cache(maxsize=16)
-def _opened(name: str, hidden: tuple[Path, ...], readable: tuple[Path, ...]) -> Sandbox:
-    """One sandbox per kind and paths in a process: opening one probes the machine, and a run is
+def _opened(name: str, host: HostPaths) -> Sandbox:
+    """One sandbox per kind and view in a process: opening one probes the machine, and a run is
     checked before it is recorded, then opened again by its worker."""
-    return build_sandbox(name, SandboxOptions(hidden, readable))
+    return build_sandbox(name, SandboxOptions(host))
+
+
+def host_paths_for(
+    settings: RunSettings, benchmark: Benchmark, agent: Agent | None, store_url: str | None
+) -> HostPaths:
+    """What the run's sandboxes show of the host beyond its system (sandbox/allowlist.py): the
+    agent's own code and the declared readable paths; never the benchmark, the store, the work
+    root, nor the project directory whole."""
+    named = tuple(getattr(agent, "readable_paths", ()))  # agent kinds without a command: none
+    declared = (
+        *getattr(agent, "declared_readable", ()),
+        *(benchmark.root / path for path in benchmark.manifest.sandbox.readable),
+    )
+    return host_paths(named, declared, sealed_paths(settings, benchmark, store_url), [Path.cwd()])
 
 
 def refuse_unsandboxed(settings: RunSettings, benchmark: Benchmark, agent: Agent) -> None:
@@ -57,6 +80,50 @@ def refuse_unsandboxed(settings: RunSettings, benchmark: Benchmark, agent: Agent
             f"refusing to run {what} on this host without a sandbox (--sandbox none); choose "
             "--sandbox bwrap or docker, or pass --allow-unsandboxed to run it unconfined"
         )
+
+
+def refuse_store_on_shared_network(
+    settings: RunSettings, benchmark: Benchmark, store_url: str | None
+) -> None:
+    """With the network, a bwrap sandbox shares the host's, loopback included: a store listening
+    there would be an agent's to write (its own verdicts) whenever it takes no password."""
+    networked = settings.allow_network or any(
+        request_for(benchmark, scenario).network for scenario in benchmark.scenarios
+    )
+    if settings.sandbox != "bwrap" or not networked or not store_url:
+        return
+    host = _store_host(store_url)
+    if host is not None and (host in LOOPBACK_HOSTS or host.startswith("127.")):
+        raise UnsandboxedRefused(
+            f"refusing to give agents the network in the bwrap sandbox: it shares this host's "
+            f"network, loopback included, where the store listens ({host}), so an agent could "
+            "write its own verdicts; choose --sandbox docker (its network does not reach the "
+            "host's loopback) or a store on another host that requires a password"
+        )
+
+
+def _store_host(url: str) -> str | None:
+    """The host a server store listens on; None for SQLite or a local socket."""
+    if url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).host or None
+    except ArgumentError:
+        return None
+
+
+def refuse_store_url(agent: Agent, store_url: str | None) -> None:
+    """AgentConfigError when a command agent would be given `store_url` (or BENCHYARD_DB)."""
+    from benchyard.agents.command import STORE_VARIABLE, CommandAgent
+    from benchyard.agents.registry import AgentConfigError
+
+    if isinstance(agent, CommandAgent):
+        problem = agent.config.store_url_problem([store_url, os.environ.get(STORE_VARIABLE)])
+        if problem:
+            raise AgentConfigError(f"agent '{agent.name}': {problem}")
 
 
 def unsandboxed_work(benchmark: Benchmark, agent: Agent) -> str:
@@ -77,13 +144,31 @@ def unsandboxed_work(benchmark: Benchmark, agent: Agent) -> str:
     return " and ".join(parts)
 
 
-def hidden_paths(settings: RunSettings, benchmark: Benchmark) -> tuple[Path, ...]:
-    """What a sandbox hides: the benchmark (its references), and the work root (every attempt's
-    workdir; the default ones, /dev/shm and /tmp, are private in a sandbox anyway)."""
-    hidden = [benchmark.root.resolve()]
+def sealed_paths(
+    settings: RunSettings, benchmark: Benchmark, store_url: str | None = None
+) -> tuple[Path, ...]:
+    """What no sandbox ever shows: the benchmark (its references, hidden tests, VCS metadata),
+    the store's files, and the work root (every attempt's workdir)."""
+    sealed = [benchmark.root.resolve(), *store_files(store_url)]
     if settings.work_root:
-        hidden.append(Path(settings.work_root).resolve())
-    return tuple(hidden)
+        sealed.append(Path(settings.work_root).resolve())
+    return tuple(sealed)
+
+
+def store_files(url: str | None) -> tuple[Path, ...]:
+    """A SQLite store's files (its directory when it is benchyard's own `.benchyard`); none for a
+    server's store."""
+    if not url or not url.startswith("sqlite"):
+        return ()
+    from sqlalchemy.engine import make_url
+
+    database = make_url(url).database
+    if not database or database == ":memory:":
+        return ()
+    path = Path(database).resolve()
+    if path.parent.name == DEFAULT_DB_DIR:
+        return (path.parent,)
+    return tuple(path.with_name(path.name + suffix) for suffix in ("", "-wal", "-shm", "-journal"))
 
 
 def request_for(

@@ -1,5 +1,5 @@
 """Running benchyard's async work: one entry point, so every command that starts agents or
-sandboxed checks waits for its children the same cheap way."""
+sandboxed checks waits for its children the same cheap way, with room for their connections."""
 
 from __future__ import annotations
 
@@ -11,13 +11,33 @@ from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
+OPEN_FILES = 65536  # enough for -j 100; some programs walk every possible descriptor
 
 
 def run_async(work: Coroutine[Any, Any, T]) -> T:
     """asyncio.run, with children watched through pidfds: Python 3.11 otherwise waits for each
     child in a thread of its own (3.12 uses pidfds by itself)."""
+    watched = False
     if sys.version_info < (3, 12) and hasattr(os, "pidfd_open"):
         with contextlib.suppress(OSError, NotImplementedError):
             os.close(os.pidfd_open(os.getpid()))
             asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
-    return asyncio.run(work)
+            watched = True
+    raise_open_files_limit()
+    try:
+        return asyncio.run(work)
+    finally:
+        if watched:  # the watcher belongs to the loop that just closed: let others make theirs
+            asyncio.set_child_watcher(None)  # type: ignore[arg-type]  # None resets the default
+
+
+def raise_open_files_limit() -> None:
+    """The soft limit on open files up to the hard one: each attempt holds pipes, a tool server
+    (up to 32 connections) and store connections, and 1,024 runs out at `-j 16`."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = OPEN_FILES if hard == resource.RLIM_INFINITY else min(hard, OPEN_FILES)
+    if soft < wanted:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))

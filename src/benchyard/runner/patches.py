@@ -2,7 +2,13 @@
 the diff of the workdir against it afterwards, and applying a patch to a fresh directory.
 
 git runs on the host, on files an agent wrote, but never executes anything from them: its git
-directory lives outside the workdir, and no hooks, filters or external diff drivers are configured.
+directory lives outside the workdir, and no hooks, filters or external diff drivers are
+configured. Before the diff, the workdir is walked without following links: every `.git` the agent
+left in it is removed (git would read a nested repository's files, wherever its `gitdir:` points),
+and a file over WORKDIR_FILE_CAP_BYTES or more than WORKDIR_ENTRIES_CAP entries refuse the patch
+(git would read all of a sparse 100 GB file). Links are recorded as links, special files (FIFOs,
+sockets) are left out, and file names that are not UTF-8 are quoted in the patch as git quotes
+them.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,13 +25,15 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 
 GIT_TIMEOUT_SEC = 60.0
 PATCH_CAP_BYTES = 4 * 1024 * 1024
+WORKDIR_FILE_CAP_BYTES = 64 * 1024 * 1024
+WORKDIR_ENTRIES_CAP = 100_000
 ERROR_TAIL_CHARS = 300
 # Caches that tools leave behind: never part of the agent's change.
 JUNK_PATTERNS = ("__pycache__/", "*.py[cod]", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/")
 DIFF_OPTIONS = ("diff-tree", "-r", "--no-renames")
 STATUS_NAMES = {"A": "added", "M": "modified", "D": "deleted", "T": "modified"}
 _GIT_CONFIG = (
-    "core.quotePath=false",
+    "core.quotePath=true",
     "core.autocrlf=false",
     "core.safecrlf=false",
     "core.fileMode=true",
@@ -68,6 +77,9 @@ class Snapshot:
 
     async def diff(self) -> Patch:
         """The workdir's change since the snapshot: added, modified and deleted files, binary too."""
+        too_much = _too_much_to_collect(self.workdir)
+        if too_much is not None:
+            return Patch("", (), too_much)
         try:
             after = await _write_tree(self.git_dir, self.workdir)
             arguments = [*DIFF_OPTIONS, "-z", "--raw", "--numstat", self.tree, after]
@@ -93,6 +105,40 @@ class Snapshot:
             (self.git_dir / "info" / "attributes").write_text("* -diff\n", encoding="utf-8")
             text = await _git(self.git_dir, self.workdir, *arguments)
         return text
+
+
+def _too_much_to_collect(workdir: Path) -> str | None:
+    """Remove the `.git` entries the agent left in the workdir; then why the workdir is too big
+    for its change to be collected, or None."""
+    entries = 0
+    for directory, subdirectories, files in os.walk(workdir):
+        if ".git" in subdirectories or ".git" in files:
+            _remove_git_entry(Path(directory, ".git"))
+        subdirectories[:] = [name for name in subdirectories if name != ".git"]
+        entries += len(subdirectories) + len(files)
+        if entries > WORKDIR_ENTRIES_CAP:
+            return f"the workdir holds over {WORKDIR_ENTRIES_CAP} files and directories"
+        for name in files:
+            size = _size(os.path.join(directory, name))
+            if size > WORKDIR_FILE_CAP_BYTES:
+                shown = os.path.relpath(os.path.join(directory, name), workdir)
+                readable = shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+                return f"{readable} is {size} bytes, over {WORKDIR_FILE_CAP_BYTES}"
+    return None
+
+
+def _remove_git_entry(path: Path) -> None:
+    if path.is_symlink() or not path.is_dir():
+        path.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.lstat(path).st_size
+    except OSError:
+        return 0
 
 
 async def take_snapshot(workdir: Path, git_dir: Path) -> Snapshot:

@@ -32,7 +32,7 @@ from benchyard.checks.base import FileChange
 from benchyard.checks.registry import get_check_type
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
-from benchyard.runner.isolation import hidden_paths, request_for
+from benchyard.runner.isolation import request_for
 from benchyard.runner.patches import GitFailed, Patch, Snapshot, apply_patch, take_snapshot
 from benchyard.runner.trajectory import Event
 from benchyard.runner.workdir import (
@@ -41,7 +41,8 @@ from benchyard.runner.workdir import (
     make_scratch_layout,
     prepare_dirs,
 )
-from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.base import SYSTEM_PATH, Sandbox
+from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
 from benchyard.sandbox.registry import SandboxOptions, build_sandbox
 from benchyard.spec.loader import Benchmark
@@ -51,13 +52,13 @@ if TYPE_CHECKING:
     from benchyard.providers.judge import Judge
     from benchyard.runner.execute import RunSettings
 
-VERIFY_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 VERIFY_ENV = {
-    "PATH": VERIFY_PATH,
+    "PATH": SYSTEM_PATH,
     "LANG": "C.UTF-8",
     "LC_ALL": "C.UTF-8",
     "PYTHONDONTWRITEBYTECODE": "1",
     "PYTHONUNBUFFERED": "1",
+    "PYTHONNOUSERSITE": "1",  # HOME is the workdir: no site-packages of the model's there
 }
 """The whole environment of a verification command: nothing of benchyard's own leaks in."""
 
@@ -167,6 +168,7 @@ class CodingAttempt:
                 except GitFailed as failed:
                     error = f"the patch does not apply: {failed}"
             copy_fixtures(self.scenario.fixtures.verification, self.scenario_dir, workdir)
+            sandbox_user().hand_over(workdir, io_dir)
         except OSError as failed:
             raise AttemptFailure(
                 FailureKind.SANDBOX_START, f"could not build the verification workdir: {failed}"
@@ -291,6 +293,5 @@ class ChangeGrader:
 
     def _sandbox_for(self, scenario: Scenario) -> Sandbox:
         if self._sandbox is None:
-            hidden = hidden_paths(self.settings, self.benchmark)
-            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions(hidden))
+            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions())
         return self._sandbox.configured(request_for(self.benchmark, scenario))

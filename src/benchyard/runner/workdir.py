@@ -1,5 +1,6 @@
 """Each attempt's private workdir (the agent's cwd, holding the fixtures) and its protocol files,
-kept outside the workdir so that they never show up in what the agent changed."""
+kept outside the workdir so that they never show up in what the agent changed. Both belong to the
+sandbox user (sandbox/identity.py), never to root."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from benchyard.sandbox.identity import sandbox_user
 from benchyard.spec.models import FixtureFile, Scenario
 
 
@@ -30,34 +32,56 @@ def make_scratch_layout(scratch: Path) -> None:
 def prepare_dirs(
     scratch: Path, attempt_id: str, scenario: Scenario, scenario_dir: Path
 ) -> AttemptDirs:
-    """Create the attempt's workdir under `scratch` (laid out by make_scratch_layout) and copy its fixtures."""
+    """Create the attempt's workdir under `scratch` (laid out by make_scratch_layout), copy its
+    fixtures, and hand both directories over to the sandbox user."""
     dirs = AttemptDirs(scratch / "work" / attempt_id, scratch / "io" / attempt_id)
     dirs.workdir.mkdir()
     dirs.io_dir.mkdir()
     copy_fixtures(scenario.fixtures.files, scenario_dir, dirs.workdir)
+    sandbox_user().hand_over(dirs.workdir, dirs.io_dir)
     return dirs
 
 
 def copy_fixtures(files: Iterable[FixtureFile], scenario_dir: Path, root: Path) -> None:
     """Copy fixture files under `root`. Each replaces whatever is at its destination (a directory
     replaces a directory whole, except at the root, where it is merged in), and a symbolic link
-    found there, left by an agent's patch, is never followed."""
+    found there, left by an agent's patch, is never followed. A link among the fixtures is copied
+    as the link it is, never as the host file it points at (the loader refuses links that leave
+    the benchmark); anything but files, links and directories is left out."""
     for fixture in files:
         if fixture.content is not None:
             fresh_target(root, fixture.dest).write_text(fixture.content, encoding="utf-8")
             continue
         assert fixture.src is not None
         source = scenario_dir / fixture.src
-        if not source.is_dir():
-            _copy_file(source, fresh_target(root, fixture.dest))
+        if source.is_symlink() or not source.is_dir():
+            _copy_entry(source, fresh_target(root, fixture.dest))
             continue
         if PurePosixPath(fixture.dest).parts:
             fresh_target(root, fixture.dest)
-        for path in sorted(source.rglob("*")):
-            if path.is_file():
-                relative = PurePosixPath(fixture.dest, path.relative_to(source).as_posix())
-                _copy_file(path, fresh_target(root, str(relative)))
+        for path in _tree(source):
+            relative = PurePosixPath(fixture.dest, path.relative_to(source).as_posix())
+            _copy_entry(path, fresh_target(root, str(relative)))
         _fresh_directory(root, fixture.dest)
+
+
+def _tree(source: Path) -> list[Path]:
+    """The files and links below `source`, sorted, without following links to directories."""
+    found = []
+    for directory, subdirectories, names in os.walk(source):
+        found += [Path(directory, name) for name in names]
+        found += [
+            Path(directory, name) for name in subdirectories if Path(directory, name).is_symlink()
+        ]
+    return sorted(found)
+
+
+def _copy_entry(source: Path, target: Path) -> None:
+    """Copy a fixture file, or recreate a link as a link; other kinds of entry are left out."""
+    if source.is_symlink():
+        target.symlink_to(os.readlink(source))
+    elif source.is_file():
+        _copy_file(source, target)
 
 
 def _copy_file(source: Path, target: Path) -> None:

@@ -132,13 +132,16 @@ class Worker:
             return found
         if item.run_id in self.refused:
             return None
+        from benchyard.runner.isolation import refuse_store_url
         from benchyard.runner.recorded import recorded_agent, recorded_benchmark, recorded_settings
 
         run = self.store.get_run(item.run_id)
         try:
             benchmark = recorded_benchmark(run, "cancel the run and start a new one")
             settings = recorded_settings(run, {"work_root": self.options.work_root})
-            self.adopt(run, benchmark, recorded_agent(run), settings)
+            agent = recorded_agent(run)
+            refuse_store_url(agent, self.store.url)  # a recorded run may predate the rule
+            self.adopt(run, benchmark, agent, settings)
         except BenchyardError as error:
             self._refuse(run, str(error))
             return None
@@ -177,12 +180,15 @@ class Worker:
         try:
             if self.claiming:
                 self._reclaim()
-            await asyncio.gather(*(self._lane() for _ in range(lanes)))
+            running = asyncio.gather(*(self._lane() for _ in range(lanes)))
+            # A beat that fails (the store gone) stops the lanes; its error is raised below.
+            beat.add_done_callback(lambda _: running.cancel())
+            await running
         finally:
             beat.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await beat
             try:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await beat
                 self.writer.flush()
             finally:
                 for run_id in list(self.active):

@@ -11,6 +11,9 @@ from benchyard.errors import BenchyardError
 from benchyard.sandbox.limits import SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome
 
+SYSTEM_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""The PATH of every sandboxed command: the system's programs, never benchyard's own PATH."""
+
 
 class SandboxUnavailable(BenchyardError):
     """The sandbox asked for does not exist or cannot work on this machine."""

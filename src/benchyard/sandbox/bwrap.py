@@ -2,14 +2,21 @@
 
 What the command sees and may do:
 
-- the host's filesystem read-only (its /usr, /bin, /lib*, /etc, /home, the agent's code and
-  virtualenv: sandbox/hostview.py), with a private /var and private, empty /tmp, /var/tmp, /run
-  and /dev/shm, a fresh /proc and a minimal /dev;
-- its workdir and io dir writable, and nothing else; the benchmark's own directory (which holds
-  the references) and benchyard's work root (other attempts' workdirs) hidden; the paths the
-  agent's command names (its script) shown read-only, also in /tmp (not in a hidden directory);
+- an allow-list of the host, read-only: the system directories (sandbox/hostview.py) and the
+  paths the run shows (the agent's own code, paths declared readable: sandbox/allowlist.py), with
+  the benchmark, the store and the work root covered where they lie inside a shown path; a
+  private /var and private, empty /tmp, /var/tmp, /run and /dev/shm, a fresh /proc and a minimal
+  /dev. Not /home, /root, /srv, the host's /run or /var, nor the project directory;
+- its workdir and io dir writable, and nothing else;
 - no network (a private loopback only) unless the scenario asks for it; its own pid, IPC and UTS
-  namespaces; uid 1000 in a user namespace of its own, with no capabilities;
+  namespaces;
+- never host root. When benchyard runs as root, bwrap itself runs privileged (so that it can bind
+  whatever the allow-list names) without a user namespace, and the shell that starts the command
+  drops to the unprivileged sandbox user (sandbox/identity.py: uid 65534 by default) with
+  `setpriv`, clearing groups, capabilities and the bounding set and setting no_new_privs, before
+  anything of the command runs. When benchyard is a normal user, bwrap runs unprivileged in a
+  user namespace of its own (uid 1000 inside, benchyard's uid outside), without capabilities and
+  without further user namespaces;
 - limits: memory and process count in a cgroup of its own (binding root too), else RLIMIT_AS and
   RLIMIT_NPROC; CPU time per process with RLIMIT_CPU; output capped by the reader; the wall-clock
   deadline kills bwrap, whose death takes the whole pid namespace with it.
@@ -26,22 +33,33 @@ import functools
 import os
 import shlex
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.sandbox.allowlist import HostPaths
 from benchyard.sandbox.base import SandboxUnavailable, installed
 from benchyard.sandbox.cgroups import Cgroup, CgroupPool
-from benchyard.sandbox.hostview import host_view_args
+from benchyard.sandbox.hostview import (
+    SYSTEM_ROOTS,
+    parent_dirs_args,
+    shown_path_args,
+    system_view_args,
+)
+from benchyard.sandbox.identity import SandboxUser, sandbox_user
 from benchyard.sandbox.limits import SandboxRequest, ulimit_lines
 from benchyard.sandbox.process import ProcessOutcome, run_command
 
-SANDBOX_UID = 1000
-TMPFS_DIRS = ("/tmp", "/run")  # /var/tmp links to /tmp; /dev/shm is in bwrap's own /dev
-NOT_FROM_HOST = tuple(map(Path, ("/tmp", "/run", "/var", "/dev", "/proc", "/sys")))
-NAMED_FILES_IN = tuple(map(Path, ("/tmp", "/var", "/dev/shm")))  # where an agent's script may be
+SANDBOX_UID = 1000  # the sandbox user's uid inside its user namespace (benchyard not root)
+# Private, writable by the sandbox user; /var/tmp links to /tmp.
+TMPFS_DIRS = (("/tmp", "1777"), ("/run", "0755"), ("/dev/shm", "1777"))
+PROVIDED = tuple(map(Path, ("/", "/tmp", "/run", "/var", "/dev", "/proc", "/sys")))
+KERNEL_DIRS = ("/dev", "/proc", "/sys")  # the sandbox's own: never bound from the host
 DNS_DIRS = ("/run/systemd/resolve", "/run/resolvconf")  # resolv.conf targets, for the network
+# What the shell keeps of root's powers until it drops them: changing uid, gid and the bounding set.
+DROP_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+SETPRIV = "/usr/bin/setpriv"
 PROBE_TIMEOUT_SEC = 10.0
 STDERR_TAIL_CHARS = 300
 
@@ -50,42 +68,49 @@ STDERR_TAIL_CHARS = 300
 class BubblewrapSandbox:
     executable: str
     cgroups: CgroupPool | None
-    host_view: tuple[str, ...]  # bwrap arguments binding the host read-only (sandbox/hostview.py)
-    hidden: tuple[Path, ...] = ()
-    readable: tuple[Path, ...] = ()
+    system: tuple[str, ...]  # bwrap arguments binding the system directories (sandbox/hostview.py)
+    shown: tuple[str, ...]  # ... binding the other host paths shown, covering the sealed ones
+    user: SandboxUser
     request: SandboxRequest = field(default_factory=SandboxRequest)
     name: str = "bwrap"
 
     @classmethod
-    def open(cls, hidden: Sequence[Path] = (), readable: Sequence[Path] = ()) -> BubblewrapSandbox:
+    def open(cls, host: HostPaths | None = None) -> BubblewrapSandbox:
         """A working bwrap sandbox, or SandboxUnavailable saying why there is none."""
         executable = installed(
             "bwrap",
             "bubblewrap is not installed (apt-get install bubblewrap), so the bwrap sandbox "
             "cannot run; install it or choose --sandbox docker",
         )
+        user = sandbox_user()
         cgroups = shared_cgroup_pool()
-        if cgroups is None and os.geteuid() == 0:
+        if cgroups is None and not user.is_benchyard:
             raise SandboxUnavailable(
                 "the bwrap sandbox cannot create cgroups under /sys/fs/cgroup, and running as root "
                 "it could not limit processes and memory without them; run benchyard as a normal "
                 "user, or choose --sandbox docker"
             )
-        hides = [path.resolve() for path in hidden]
-        shown = tuple(
-            path for path in readable if _inside(path, NAMED_FILES_IN) and not _inside(path, hides)
-        )
-        covered = tuple(path for path in hides if not _inside(path, NOT_FROM_HOST))
-        sandbox = cls(executable, cgroups, tuple(host_view_args()), covered, shown)
+        if not user.is_benchyard and not os.access(SETPRIV, os.X_OK):
+            raise SandboxUnavailable(
+                f"{SETPRIV} (util-linux) is needed to drop root in the bwrap sandbox; install "
+                "util-linux, run benchyard as a normal user, or choose --sandbox docker"
+            )
+        shown = tuple(_shown_args(host or HostPaths()))
+        sandbox = cls(executable, cgroups, tuple(system_view_args()), shown, user)
         sandbox.probe()
         return sandbox
 
     def probe(self) -> None:
         """Start one empty sandbox, so that a machine where bwrap cannot work says so up front."""
-        argv = [*self._namespace_args(), *self.host_view, "--", "/bin/true"]
+        argv = [*self._namespace_args(), *self.system, *self.shown]
+        argv += ["--", *self._inner_shell(None, None)]
         try:
             done = subprocess.run(
-                argv, capture_output=True, text=True, timeout=PROBE_TIMEOUT_SEC, check=False
+                [*argv, "/bin/true"],
+                capture_output=True,
+                text=True,
+                timeout=PROBE_TIMEOUT_SEC,
+                check=False,
             )
         except (OSError, subprocess.TimeoutExpired) as error:
             raise SandboxUnavailable(f"bubblewrap could not start a sandbox: {error}") from None
@@ -151,44 +176,85 @@ class BubblewrapSandbox:
             ) from error
 
     def _namespace_args(self) -> list[str]:
-        args = [self.executable, "--unshare-all", "--unshare-user", "--disable-userns"]
-        args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        args = [self.executable]
+        if self.user.is_benchyard:
+            args += ["--unshare-all", "--unshare-user", "--disable-userns"]
+            args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
+        else:
+            # Privileged bwrap, no user namespace: the inner shell drops to the sandbox user.
+            args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+            args += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
+            for capability in DROP_CAPS:
+                args += ["--cap-add", capability]
         args += ["--hostname", "sandbox", "--die-with-parent", "--new-session"]
-        return [*args, "--share-net"] if self.request.network else args
+        if self.request.network:
+            args += ["--share-net"]
+        return args
 
     def _bwrap_args(self, workdir: Path, io_dir: Path, cgroup: Cgroup | None) -> list[str]:
         size = str(self.request.limits.memory_mb * 1024 * 1024)
-        args = [*self._namespace_args(), *self.host_view, "--dev", "/dev", "--proc", "/proc"]
-        for private in TMPFS_DIRS:
-            args += ["--size", size, "--tmpfs", private]
+        args = [*self._namespace_args(), *self.system, "--dev", "/dev", "--proc", "/proc"]
+        for private, mode in TMPFS_DIRS:
+            args += ["--perms", mode, "--size", size, "--tmpfs", private]
+        args += self.shown  # after the private directories: an agent's script may be in /tmp
         if self.request.network:
             for directory in DNS_DIRS:
                 args += ["--ro-bind-try", directory, directory]
-        for hidden in self.hidden:
-            if hidden.is_dir():
-                args += ["--tmpfs", str(hidden)]
-        for shown in self.readable:
-            args += ["--ro-bind-try", str(shown), str(shown)]
         # The cgroup's procs files only: its limits stay read-only, like the rest of /sys.
+        made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
         for writable in (workdir, io_dir, *(cgroup.procs_files if cgroup else ())):
+            args += parent_dirs_args(writable, made)
             args += ["--bind", str(writable), str(writable)]
         return [*args, "--remount-ro", "/", "--chdir", str(workdir), "--"]
 
-    def _inner_shell(self, ready_fd: int, cgroup: Cgroup | None) -> list[str]:
+    def _inner_shell(self, ready_fd: int | None, cgroup: Cgroup | None) -> list[str]:
         """`sh -c` that moves itself into the cgroup (writing 0 moves the writer; only this cgroup
         is writable in the sandbox, and only to move in), sets the per-process limits, writes the
-        started marker and becomes the command."""
+        started marker, drops to the sandbox user (benchyard as root) and becomes the command."""
         lines = ["set -e"]
         lines += (
             [f"echo 0 > {shlex.quote(str(path))}" for path in cgroup.procs_files] if cgroup else []
         )
-        lines += ulimit_lines(self.request.limits, address_space=cgroup is None)
-        lines += [f"printf x > /proc/self/fd/{ready_fd}", 'exec "$@"']
+        lines += ulimit_lines(
+            self.request.limits, address_space=cgroup is None, process_count=cgroup is None
+        )
+        if ready_fd is not None:
+            lines.append(f"printf x > /proc/self/fd/{ready_fd}")
+        lines.append(f'exec {" ".join(self._drop_root())} "$@"')
         return ["/bin/sh", "-c", "\n".join(lines), "sh"]
 
+    def _drop_root(self) -> list[str]:
+        """The command that runs the rest as the sandbox user; none when benchyard is not root."""
+        if self.user.is_benchyard:
+            return []
+        return [
+            SETPRIV,
+            f"--reuid={self.user.uid}",
+            f"--regid={self.user.gid}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--bounding-set=-all",
+            "--no-new-privs",
+            "--",
+        ]
 
-def _inside(path: Path, directories: Iterable[Path]) -> bool:
-    return any(path.is_relative_to(directory) for directory in directories)
+
+def _shown_args(host: HostPaths) -> list[str]:
+    """Binds of the host paths shown beyond the system directories, and covers over the sealed
+    paths inside them."""
+    outside_system = [
+        path
+        for path in host.readable
+        if not any(path.is_relative_to(root) for root in (*SYSTEM_ROOTS, *KERNEL_DIRS))
+    ]
+    made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
+    args = shown_path_args(outside_system, made)
+    for sealed in host.covered():
+        if sealed.is_dir():
+            args += ["--perms", "0755", "--tmpfs", str(sealed)]
+        elif sealed.exists():
+            args += ["--ro-bind", "/dev/null", str(sealed)]
+    return args
 
 
 def _marker_written(ready_read: int) -> bool:

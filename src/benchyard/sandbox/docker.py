@@ -3,12 +3,14 @@ names (`sandbox: {image: ...}`), else benchyard's base image, built locally by
 scripts/build-sandbox-image.sh; benchyard never pulls.
 
 Each container: no network unless the scenario asks for it; memory (no swap), process-count, CPU
-and CPU-time limits; a read-only root with private /tmp, /var/tmp and /run; benchyard's own uid
-and gid, without capabilities; the workdir and io dir bind-mounted at their host paths, so the
-protocol's paths hold inside, and the paths the agent's command names (its script) read-only,
-unless they lie in the image's system dirs or the benchmark's directory (which holds the
-references). Only the variables benchyard or the agent's configuration set are passed in, not
-the host's environment.
+and CPU-time limits; a read-only root with private /tmp, /var/tmp and /run; never root: the
+unprivileged sandbox user (sandbox/identity.py: uid 65534 when benchyard runs as root, else
+benchyard's own uid), without capabilities and with no-new-privileges; the workdir and io dir
+bind-mounted at their host paths, so the protocol's paths hold inside, and no other host path
+but those of the same allow-list as bwrap's (sandbox/allowlist.py: the agent's own code, paths
+declared readable; never the benchmark, the store or the project directory), read-only, unless
+they lie in the image's system dirs. Only the variables of the command's environment (the
+agent's minimal environment, a check's) are passed in, never the host's.
 
 Containers carry the labels `benchyard.sandbox` and `benchyard.owner` (host, pid and start time
 of the benchyard process) and are removed after the command, on timeout and on Ctrl-C; those of a
@@ -28,7 +30,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.sandbox.base import SandboxUnavailable, installed
+from benchyard.sandbox.allowlist import HostPaths
+from benchyard.sandbox.base import SYSTEM_PATH, SandboxUnavailable, installed
+from benchyard.sandbox.identity import SandboxUser, sandbox_user
 from benchyard.sandbox.limits import SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome, run_command
 
@@ -59,23 +63,25 @@ class ContainerState:
 class DockerSandbox:
     executable: str
     owner: str
-    readable: tuple[Path, ...] = ()
+    user: SandboxUser
+    readable: tuple[Path, ...] = ()  # host paths mounted read-only at their own place
+    covered: tuple[Path, ...] = ()  # sealed paths inside those, covered by an empty tmpfs
     request: SandboxRequest = field(default_factory=SandboxRequest)
     name: str = "docker"
 
     @classmethod
-    def open(cls, hidden: Iterable[Path] = (), readable: Iterable[Path] = ()) -> DockerSandbox:
+    def open(cls, host: HostPaths | None = None) -> DockerSandbox:
         """A docker sandbox talking to a running engine, after reaping leftover containers."""
         executable = installed(
             "docker",
             "docker is not installed, so the docker sandbox cannot run; install docker.io "
             "(scripts/ensure-sandboxes.sh) or choose --sandbox bwrap",
         )
-        host = os.environ.get("DOCKER_HOST", "")
-        if host and not host.startswith("unix://"):
+        engine = os.environ.get("DOCKER_HOST", "")
+        if engine and not engine.startswith("unix://"):
             raise SandboxUnavailable(
                 f"the docker sandbox talks to a local engine over its unix socket, not "
-                f"DOCKER_HOST={host}; unset it or choose --sandbox bwrap"
+                f"DOCKER_HOST={engine}; unset it or choose --sandbox bwrap"
             )
         version = _docker(executable, "version", "--format", "{{.Server.Version}}")
         if version.returncode != 0:
@@ -84,11 +90,11 @@ class DockerSandbox:
                 "(scripts/ensure-sandboxes.sh) or choose --sandbox bwrap"
             )
         reap_leftovers(executable)
-        kept_out = [*SYSTEM_DIRS, *(path.resolve() for path in hidden)]
+        shown = host or HostPaths()
         mounted = tuple(
-            path for path in readable if not any(path.is_relative_to(d) for d in kept_out)
+            path for path in shown.readable if not any(path.is_relative_to(d) for d in SYSTEM_DIRS)
         )
-        return cls(executable, owner_tag(), mounted)
+        return cls(executable, owner_tag(), sandbox_user(), mounted, shown.covered())
 
     def configured(self, request: SandboxRequest) -> DockerSandbox:
         return replace(self, request=request)
@@ -121,7 +127,7 @@ class DockerSandbox:
             outcome = await run_command(
                 command,
                 cwd=workdir,
-                env=env,  # `-e NAME` takes each passed variable's value from here
+                env={**_client_environment(), **env},  # `--env NAME` takes each value from here
                 timeout_sec=timeout_sec,
                 output_cap_bytes=output_cap_bytes,
             )
@@ -154,16 +160,19 @@ class DockerSandbox:
         if limits.cpu_sec is not None:
             args += ["--ulimit", f"cpu={math.ceil(limits.cpu_sec)}"]
         args += ["--read-only", "--cap-drop", "ALL", "--security-opt", "no-new-privileges"]
-        args += ["--user", f"{os.getuid()}:{os.getgid()}"]  # who owns the workdir on the host
+        args += ["--user", f"{self.user.uid}:{self.user.gid}"]  # who owns the workdir on the host
         for private in ("/tmp", "/var/tmp", "/run"):
-            args += ["--tmpfs", f"{private}:size={memory}"]
+            args += ["--tmpfs", f"{private}:size={memory},mode=1777"]
         for shown in self.readable:
             args += ["--mount", f"type=bind,source={shown},target={shown},readonly"]
+        for sealed in self.covered:
+            args += ["--tmpfs", f"{sealed}:size=4k,mode=0755"]
         for writable in (workdir, io_dir):
             args += ["--mount", f"type=bind,source={writable},target={writable}"]
         args += ["--workdir", str(workdir)]
-        for name in passed_variables(env):
-            args += ["--env", name]
+        for name in sorted(env):
+            if name != "PATH" or env[name] != SYSTEM_PATH:  # else the image's own PATH
+                args += ["--env", name]
         return [*args, self.request.image or DEFAULT_IMAGE]
 
     async def _state(self, container: str) -> ContainerState | None:
@@ -181,14 +190,13 @@ class DockerSandbox:
         await _engine("DELETE", f"/containers/{container}?force=true&v=true")
 
 
-def passed_variables(env: dict[str, str]) -> list[str]:
-    """The variables a container gets: benchyard's own and those set on top of the host's
-    environment (the agent's configured `env`); the host's PATH, HOME, ... stay outside."""
-    return sorted(
-        name
-        for name, value in env.items()
-        if name.startswith("BENCHYARD_") or os.environ.get(name) != value
-    )
+def _client_environment() -> dict[str, str]:
+    """What the docker client itself needs of benchyard's environment (never passed inside)."""
+    return {
+        name: value
+        for name, value in os.environ.items()
+        if name in ("PATH", "HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CONTEXT")
+    }
 
 
 def owner_tag() -> str:

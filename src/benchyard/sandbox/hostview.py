@@ -1,26 +1,30 @@
-"""The host's filesystem as a bwrap sandbox sees it, with as few mounts as will do (setting mounts
-up and tearing them down is serialised in the kernel, so each one slows every sandbox starting
-at the same time):
+"""What of the host a bwrap sandbox sees: an allow-list, never the host's whole filesystem.
 
-- every top-level entry of / bound read-only, except those the sandbox brings its own of
-  (/dev, /proc, /tmp, /run) and /var, which is private: host logs, mail, databases and container
-  runtimes' state stay out; the sandbox's /var holds only links to its private /tmp and /run;
-- of /sys, the device and class trees (what libraries read to count CPUs), not its cgroup mounts;
-- no mount that comes and goes (a container's root, a namespace file): binding a directory that
+- The system directories, read-only: /usr, /etc and the /bin, /sbin and /lib* entries of / (as
+  the links or directories they are on the host), and of /sys the device and class trees (what
+  libraries read to count CPUs). Nothing else of /: not /home, /root, /srv, /mnt, /media, /opt,
+  the host's /var (logs, databases, container runtimes' state) or /run (sockets); the sandbox
+  brings its own /dev, /proc, /tmp, /run and /var.
+- The paths the run allows on top (the agent's own code, paths declared readable), read-only:
+  sandbox/allowlist.py decides which; this module only binds them.
+- No mount that comes and goes (a container's root, a namespace file): binding a directory that
   holds one would copy it, and bwrap fails when it disappears meanwhile. Such a directory is
-  recreated and its other entries bound one by one.
+  recreated and its other entries bound one by one. Mounts are kept few: setting them up is
+  serialised in the kernel, so each one slows every sandbox starting at the same time.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
 
-PROVIDED = frozenset({"/dev", "/proc", "/sys", "/tmp", "/run", "/var"})
+SYSTEM_ROOTS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYS_TREES = ("/sys/devices", "/sys/class")
 VAR_LINKS = (("../run", "/var/run"), ("../run/lock", "/var/lock"), ("../tmp", "/var/tmp"))
 VOLATILE_FILESYSTEMS = ("overlay", "aufs", "nsfs", "fuse")
+DIRECTORY_MODE = "0755"
 
 
 class Mount(NamedTuple):
@@ -30,15 +34,40 @@ class Mount(NamedTuple):
     options: frozenset[str]  # the super options (a v1 cgroup's controllers, ...)
 
 
-def host_view_args() -> list[str]:
-    """bwrap arguments that build the read-only view of the host (on bwrap's tmpfs root)."""
+def system_view_args() -> list[str]:
+    """bwrap arguments that build the read-only system part of the view (on bwrap's tmpfs root)."""
     args: list[str] = []
-    _visit(Path("/"), PROVIDED | volatile_mounts(), args)
+    blocked = volatile_mounts()
+    for root in SYSTEM_ROOTS:
+        _bind(Path(root), blocked, args)
     for tree in SYS_TREES:
         args += ["--ro-bind-try", tree, tree]
-    args += ["--dir", "/var"]
+    args += ["--perms", DIRECTORY_MODE, "--dir", "/var"]
     for target, link in VAR_LINKS:
         args += ["--symlink", target, link]
+    return args
+
+
+def shown_path_args(paths: Iterable[Path], existing: Iterable[Path] = ()) -> list[str]:
+    """bwrap arguments binding each path read-only at its own place, with the directories on the
+    way made traversable (bwrap would copy the host's modes, and a 0700 parent would lock the
+    sandbox's user out); `existing` are directories already in the view."""
+    args: list[str] = []
+    made = {Path("/"), *existing}
+    for path in sorted(set(paths)):
+        args += parent_dirs_args(path, made)
+        args += ["--ro-bind-try", str(path), str(path)]
+    return args
+
+
+def parent_dirs_args(path: Path, made: set[Path]) -> list[str]:
+    """`--dir` for each directory above `path` not made yet (recorded in `made`)."""
+    args: list[str] = []
+    for parent in reversed(path.parents):
+        if parent in made or any(parent.is_relative_to(root) for root in SYSTEM_ROOTS):
+            continue
+        made.add(parent)
+        args += ["--perms", DIRECTORY_MODE, "--dir", str(parent)]
     return args
 
 
@@ -63,29 +92,27 @@ def volatile_mounts() -> frozenset[str]:
     )
 
 
+def _bind(path: Path, blocked: frozenset[str], args: list[str]) -> None:
+    """Bind one system root read-only as the host has it: a link as a link, a directory whole
+    unless it holds a volatile mount (then recreated, its entries bound one by one)."""
+    if path.is_symlink():
+        args += ["--symlink", os.readlink(path), str(path)]
+    elif path.is_dir():
+        if any(item.startswith(f"{path}/") for item in blocked):
+            args += ["--perms", DIRECTORY_MODE, "--dir", str(path)]
+            _visit(path, blocked, args)
+        else:
+            args += ["--ro-bind", str(path), str(path)]
+
+
 def _visit(directory: Path, blocked: frozenset[str], args: list[str]) -> None:
-    """Bind `directory`'s entries, recreating (and entering) those that hold a blocked path;
-    files at the top level (/.dockerenv, ...) and /lost+found are left out, empty directories
-    are made rather than bound."""
+    """Bind `directory`'s entries one by one, skipping the blocked ones."""
     for entry in sorted(os.scandir(directory), key=lambda entry: entry.name):
-        path = entry.path
-        if path in blocked or path == "/lost+found":
+        if entry.path in blocked:
             continue
         if entry.is_symlink():
-            args += ["--symlink", os.readlink(path), path]
-        elif not entry.is_dir(follow_symlinks=False):
-            if directory != Path("/"):
-                args += ["--ro-bind-try", path, path]
-        elif _empty(path) or any(item.startswith(path + "/") for item in blocked):
-            args += ["--dir", path]
-            _visit(Path(path), blocked, args)
+            args += ["--symlink", os.readlink(entry.path), entry.path]
+        elif entry.is_dir(follow_symlinks=False):
+            _bind(Path(entry.path), blocked, args)
         else:
-            args += ["--ro-bind-try", path, path]
-
-
-def _empty(path: str) -> bool:
-    try:
-        with os.scandir(path) as entries:
-            return next(entries, None) is None
-    except OSError:
-        return False
+            args += ["--ro-bind-try", entry.path, entry.path]

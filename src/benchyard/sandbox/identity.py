@@ -13,6 +13,7 @@ import functools
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from benchyard.sandbox.base import SandboxUnavailable
 
@@ -28,6 +29,12 @@ class SandboxUser:
     def is_benchyard(self) -> bool:
         """The sandboxed processes run as benchyard's own user (benchyard is not root)."""
         return self.uid == os.geteuid()
+
+    def process_options(self) -> dict[str, Any]:
+        """subprocess options that start a program as this user (none when it is benchyard)."""
+        if self.is_benchyard:
+            return {}
+        return {"user": self.uid, "group": self.gid, "extra_groups": []}
 
     def hand_over(self, *paths: Path) -> None:
         """Make each directory tree writable by this user (nothing to do when it is benchyard's

@@ -33,15 +33,18 @@ class SandboxRequest:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 
-def ulimit_lines(limits: ResourceLimits, *, address_space: bool) -> list[str]:
-    """`ulimit` commands for a POSIX shell: CPU time, process count, and (when no memory cgroup
-    enforces `memory_mb`) the address space. `-u` is bash's and busybox's flag, `-p` dash's."""
+def ulimit_lines(limits: ResourceLimits, *, address_space: bool, process_count: bool) -> list[str]:
+    """`ulimit` commands for a POSIX shell: CPU time, and what no cgroup enforces: the address
+    space (for `memory_mb`) and the process count. RLIMIT_NPROC counts every process of the user,
+    in every sandbox at once, so it stands in for a cgroup only where there is none. `-u` is bash's
+    and busybox's flag, `-p` dash's."""
     lines = []
     if limits.cpu_sec is not None:
         lines.append(f"ulimit -t {math.ceil(limits.cpu_sec)}")
     if address_space:
         lines.append(f"ulimit -v {limits.memory_mb * 1024}")
-    lines.append(
-        f"ulimit -u {limits.max_processes} 2>/dev/null || ulimit -p {limits.max_processes}"
-    )
+    if process_count:
+        lines.append(
+            f"ulimit -u {limits.max_processes} 2>/dev/null || ulimit -p {limits.max_processes}"
+        )
     return lines

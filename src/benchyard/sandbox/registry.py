@@ -6,10 +6,10 @@ from __future__ import annotations
 import shutil
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib.metadata import entry_points
-from pathlib import Path
 
+from benchyard.sandbox.allowlist import HostPaths
 from benchyard.sandbox.base import Sandbox, SandboxUnavailable
 
 ENTRY_POINT_GROUP = "benchyard.sandboxes"
@@ -18,8 +18,7 @@ __all__ = ["SandboxOptions", "SandboxUnavailable", "build_sandbox", "default_san
 
 @dataclass(frozen=True)
 class SandboxOptions:
-    hidden: tuple[Path, ...] = ()  # directories a sandbox hides (the benchmark, the work root)
-    readable: tuple[Path, ...] = ()  # paths shown read-only wherever they are (the agent's script)
+    host: HostPaths = field(default_factory=HostPaths)  # what of the host it shows and hides
 
 
 SandboxFactory = Callable[[SandboxOptions], Sandbox]
@@ -34,13 +33,13 @@ def _none(options: SandboxOptions) -> Sandbox:
 def _bwrap(options: SandboxOptions) -> Sandbox:
     from benchyard.sandbox.bwrap import BubblewrapSandbox
 
-    return BubblewrapSandbox.open(options.hidden, options.readable)
+    return BubblewrapSandbox.open(options.host)
 
 
 def _docker(options: SandboxOptions) -> Sandbox:
     from benchyard.sandbox.docker import DockerSandbox
 
-    return DockerSandbox.open(options.hidden, options.readable)
+    return DockerSandbox.open(options.host)
 
 
 BUILTIN_SANDBOXES: dict[str, SandboxFactory] = {"none": _none, "bwrap": _bwrap, "docker": _docker}

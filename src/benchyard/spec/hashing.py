@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 IGNORED_PARTS = frozenset({"__pycache__", ".git", ".benchyard"})
@@ -16,21 +17,37 @@ def _normalised(data: bytes) -> bytes:
 
 
 def benchmark_files(root: Path) -> list[Path]:
-    return sorted(
-        path
-        for path in root.rglob("*")
-        if path.is_file()
-        and not IGNORED_PARTS.intersection(path.relative_to(root).parts)
-        and not path.name.startswith(".")
-    )
+    """The benchmark's files and links, in path order; directories reached through links are not
+    walked (they would lead anywhere on the host)."""
+    found = []
+    for directory, subdirectories, files in os.walk(root):
+        subdirectories[:] = [name for name in subdirectories if name not in IGNORED_PARTS]
+        here = Path(directory)
+        links = [name for name in subdirectories if (here / name).is_symlink()]
+        for name in (*files, *links):
+            if not name.startswith("."):
+                found.append(here / name)
+    return sorted(found)
 
 
 def content_hash(root: Path) -> str:
-    """sha256 over every file's relative path and normalised content, in path order."""
+    """sha256 over every file's relative path and normalised content, in path order; a link that
+    leads outside the benchmark counts by where it points, never by the host file's content."""
     digest = hashlib.sha256()
+    inside = root.resolve()
     for path in benchmark_files(root):
         relative = path.relative_to(root).as_posix().encode()
-        content = _normalised(path.read_bytes())
+        content = _content(path, inside)
         digest.update(len(relative).to_bytes(4, "big") + relative)
         digest.update(len(content).to_bytes(8, "big") + content)
     return "sha256:" + digest.hexdigest()
+
+
+def _content(path: Path, inside: Path) -> bytes:
+    target = path.resolve()
+    if path.is_symlink() and (not target.is_relative_to(inside) or not target.is_file()):
+        return b"link -> " + os.fsencode(os.readlink(path))
+    try:
+        return _normalised(path.read_bytes())
+    except OSError as error:
+        return f"unreadable: {error.strerror}".encode()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import difflib
+import errno
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -178,6 +180,12 @@ def _message(items: list[Any]) -> str:
         least = context.get("min_length", 1)
         unit = "characters" if kind == "string_too_short" else "items"
         return "must not be empty" if least == 1 else f"needs at least {least} {unit}"
+    if kind == "string_too_long":
+        found_length = len(item.get("input") or "")
+        return (
+            f"at most {context['max_length']} characters (what the store keeps), "
+            f"found {found_length}"
+        )
     if kind == "string_pattern_mismatch":
         return f"{_clip(repr(item.get('input')))} does not match the pattern {context['pattern']}"
     if kind == "finite_number":
@@ -284,8 +292,8 @@ def load_benchmark(reference: str | Path) -> Benchmark:
     manifest, manifest_source = loaded_manifest
     scenarios: list[Scenario] = []
     locations: dict[str, Location] = {}
-    files = _scenario_files(root, manifest)
-    if not files:
+    files = _scenario_files(root, manifest, manifest_source, collector)
+    if not files and not collector.problems:
         collector.add(
             root / MANIFEST,
             _line_if_given(manifest_source, "scenarios"),
@@ -334,26 +342,29 @@ def _load_manifest(
 def _read_yaml(
     file: Path, collector: ProblemCollector, scenario_file: bool = False
 ) -> Located | None:
+    in_file = _in_scenario if scenario_file else tuple
     try:
         located = read_yaml(file)
     except SpecSyntaxError as error:
-        collector.add(file, error.line, (), error.message)
+        collector.add(file, error.line, in_file(error.path), error.message)
         return None
     except UnicodeDecodeError:
         _not_utf8(file, collector)
         return None
     for duplicate in located.duplicates:
-        path = duplicate.path
-        if scenario_file:  # name the field inside its scenario, as every other problem does
-            path = path[2:] if path[:1] == ("scenarios",) and len(path) > 2 else path
-            path = path[1:] if path and isinstance(path[0], int) else path
         collector.add(
             file,
             duplicate.line,
-            path,
+            in_file(duplicate.path),
             f"key given twice (first on line {duplicate.first_line}); only the last one counts",
         )
     return located
+
+
+def _in_scenario(path: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """A path in a scenario file as a field of its scenario, as every other problem names it."""
+    path = path[2:] if path[:1] == ("scenarios",) and len(path) > 2 else path
+    return path[1:] if path and isinstance(path[0], int) else path
 
 
 def _not_utf8(file: Path, collector: ProblemCollector) -> None:
@@ -371,14 +382,35 @@ def _not_utf8(file: Path, collector: ProblemCollector) -> None:
         collector.add(file, None, (), "not UTF-8 text")
 
 
-def _scenario_files(root: Path, manifest: BenchmarkManifest) -> list[Path]:
+def _scenario_files(
+    root: Path, manifest: BenchmarkManifest, source: Located, collector: ProblemCollector
+) -> list[Path]:
+    """The files the manifest's patterns match, except those that are links leading outside."""
     found: dict[Path, None] = {}
-    for pattern in manifest.scenarios:
-        for path in sorted(root.glob(pattern)):
-            relative = path.relative_to(root)
-            if path.is_file() and "fixtures" not in relative.parts and relative != Path(MANIFEST):
-                found[path] = None
-    return list(found)
+    for index, pattern in enumerate(manifest.scenarios):
+        try:
+            matches = sorted(root.glob(pattern))
+        except (ValueError, IndexError, NotImplementedError) as error:
+            path: tuple[str | int, ...] = ("scenarios", index)
+            line = source.line_of(path)
+            collector.add(
+                root / MANIFEST, line, path, f"'{pattern}' is not a usable pattern: {error}"
+            )
+            continue
+        for match in matches:
+            relative = match.relative_to(root)
+            if match.is_file() and "fixtures" not in relative.parts and relative != Path(MANIFEST):
+                found[match] = None
+    inside = [file for file in found if file.resolve().is_relative_to(root)]
+    for file in (file for file in found if file not in inside):
+        collector.add(
+            root / MANIFEST,
+            _line_if_given(source, "scenarios"),
+            ("scenarios",),
+            f"{collector._relative(file)} leads outside the benchmark directory through a link "
+            f"(to {file.resolve()})",
+        )
+    return inside
 
 
 def _load_scenario_file(
@@ -517,13 +549,85 @@ def _check_turns_and_fixtures(
             f"{turns} user turns exceed max_turns {max_turns} ({limit_source})",
         )
     for src, path in _fixture_sources(scenario):
-        source = (file.parent / src).resolve()
-        line = document.line_of(path)
-        if not source.is_relative_to(root):
-            collector.add(file, line, path, f"'{src}' is outside the benchmark directory")
-        elif not source.exists():
-            shown = source.relative_to(root).as_posix()
-            collector.add(file, line, path, f"no such file '{src}' (looked for {shown})")
+        problem = _fixture_problem(root, file.parent, src)
+        if problem is not None:
+            collector.add(file, document.line_of(path), path, problem)
+
+
+def _fixture_problem(root: Path, base: Path, src: str) -> str | None:
+    """What is wrong with a fixture path, if anything: it leaves the benchmark directory (as
+    written, or through a link), names nothing, or is a directory holding a link that leaves."""
+    if not Path(os.path.normpath(base / src)).is_relative_to(root):
+        return f"'{src}' is outside the benchmark directory"
+    followed = _follow(base / src)
+    if isinstance(followed, str):
+        return f"'{src}' {followed}"
+    source, exists = followed
+    if not source.is_relative_to(root):
+        return f"'{src}' leads outside the benchmark directory through a link (to {source})"
+    if not exists:
+        return f"no such file '{src}' (looked for {source.relative_to(root).as_posix()})"
+    found = _stray_link(source, root) if source.is_dir() else None
+    if found is not None:
+        link, why = found
+        return f"'{src}' holds a link {link.relative_to(root).as_posix()} {why}"
+    return None
+
+
+def _follow(path: Path) -> tuple[Path, bool] | str:
+    """`path` with its links followed and whether that exists, or why they cannot be followed."""
+    try:
+        return path.resolve(strict=True), True
+    except (FileNotFoundError, NotADirectoryError):
+        return path.resolve(), False
+    except RuntimeError:  # Python 3.11 and 3.12 say a loop of links so
+        return "goes through links that lead to each other"
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "goes through links that lead to each other"
+        return f"cannot be read ({error.strerror})"
+
+
+def _stray_link(directory: Path, root: Path) -> tuple[Path, str] | None:
+    """The first link under `directory` that leads outside `root`, to nothing or into a loop,
+    and why; links to directories inside `root` are followed (each directory once)."""
+    seen: set[Path] = set()
+    pending = [directory]
+    while pending:
+        current = pending.pop()
+        real = current.resolve()
+        if real in seen:
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(current), key=lambda entry: entry.name)
+        except OSError:
+            continue  # unreadable: copying it says so
+        for entry in entries:
+            path = Path(entry.path)
+            if not entry.is_symlink():
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(path)
+                continue
+            why = _link_problem(path, root)
+            if why is not None:
+                return path, why
+            if path.is_dir():
+                pending.append(path)
+    return None
+
+
+def _link_problem(link: Path, root: Path) -> str | None:
+    """Why a link found in a fixture directory cannot be copied, if it cannot."""
+    followed = _follow(link)
+    if isinstance(followed, str):
+        return f"that {followed}"
+    target, exists = followed
+    if not target.is_relative_to(root):
+        return f"that leads outside the benchmark directory (to {target})"
+    if not exists:
+        return f"to nothing ({os.readlink(link)} does not exist)"
+    return None
 
 
 def _fixture_sources(scenario: Scenario) -> Iterator[tuple[str, tuple[str | int, ...]]]:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from pathlib import PurePosixPath
+from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -18,6 +20,15 @@ from benchyard.spec.problems import format_field
 from benchyard.spec.tools import ToolReference, ToolSpec, numbers_as_text
 
 SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+
+# The longest text the store keeps for fields that land in its length-limited columns
+# (store/schema.py; tests/unit/spec/test_limits.py holds the two together).
+MAX_SCENARIO_ID = 200  # attempts.scenario_id, attempt_queue.scenario_id
+MAX_CATEGORY = 200  # attempts.category
+MAX_CHECK_TYPE = 100  # check_results.check_type
+MAX_CHECK_NAME = 200  # check_results.label (a check's name, else its type)
+MAX_BENCHMARK_NAME = 200  # runs.benchmark_name
+MAX_BENCHMARK_VERSION = 100  # runs.benchmark_version
 
 DEFER_TURN_CHECKS = "defer_turn_checks"
 """Validation context key: leave the turn checks to `Scenario.turn_problems` (the loader's way)."""
@@ -68,15 +79,39 @@ class SandboxSpec(SpecModel):
     )
 
 
+class BenchmarkSandboxSpec(SandboxSpec):
+    """The benchmark's `sandbox:`: a scenario's keys, and the host paths its sandboxes may read."""
+
+    readable: list[str] = Field(
+        default_factory=list,
+        description="Host paths (absolute, or relative to the benchmark's directory) that agents "
+        "and model-written code may read; nothing else of the host is shown beyond its system.",
+    )
+
+
+def _inside_the_benchmark(pattern: str) -> str:
+    """A scenario-file pattern names files inside the benchmark directory, and some file."""
+    if pattern.startswith("/") or ".." in pattern.split("/"):
+        raise ValueError(
+            f"'{pattern}' must stay inside the benchmark directory (a relative pattern, no '..')"
+        )
+    if not PurePosixPath(pattern).parts:
+        raise ValueError(f"'{pattern}' names no file (e.g. scenarios/*.yaml)")
+    return pattern
+
+
+ScenarioPattern = Annotated[str, Field(min_length=1), AfterValidator(_inside_the_benchmark)]
+
+
 class BenchmarkManifest(SpecModel):
     """`benchmark.yaml`: the benchmark's identity and defaults."""
 
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-    version: str = Field(min_length=1)
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", max_length=MAX_BENCHMARK_NAME)
+    version: str = Field(min_length=1, max_length=MAX_BENCHMARK_VERSION)
     description: str = ""
     defaults: Defaults = Field(default_factory=Defaults)
-    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
-    scenarios: list[str] = Field(
+    sandbox: BenchmarkSandboxSpec = Field(default_factory=BenchmarkSandboxSpec)
+    scenarios: list[ScenarioPattern] = Field(
         default_factory=lambda: [
             "scenarios/**/*.yaml",
             "scenarios/**/*.yml",
@@ -179,8 +214,8 @@ class CheckSpec(SpecModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    type: str
-    name: str | None = None
+    type: str = Field(max_length=MAX_CHECK_TYPE)
+    name: str | None = Field(default=None, max_length=MAX_CHECK_NAME)
     weight: float = Field(default=1.0, ge=0)
     negate: bool = False
     turn: int | None = Field(
@@ -199,8 +234,8 @@ class CheckSpec(SpecModel):
 
 
 class Scenario(SpecModel):
-    id: str
-    category: str = "general"
+    id: str = Field(max_length=MAX_SCENARIO_ID)
+    category: str = Field(default="general", max_length=MAX_CATEGORY)
     tags: list[str] = Field(default_factory=list)
     difficulty: Difficulty = "medium"
     description: str = ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +12,17 @@ from typing import Any
 import yaml
 
 _Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_DEPTH = 100
+"""How deeply lists and mappings may nest in a spec file (its top-level value is level 1)."""
+MAX_EXPANDED_VALUES = 1_000_000
+"""How many values aliases (`*name`) may expand a YAML document to, or ALIAS_GROWTH times the
+values it writes out when that is more: a "billion laughs" file never reaches the harness."""
+ALIAS_GROWTH = 10
+SHOWN_PATH_PARTS = 6
+"""A problem deep inside a value names its field down to this many keys and indexes."""
+
+FieldPath = tuple[str | int, ...]
 
 
 @dataclass(frozen=True)
@@ -101,9 +113,12 @@ def duplicate_keys(node: yaml.Node | None) -> list[DuplicateKey]:
 
 
 class SpecSyntaxError(Exception):
-    def __init__(self, line: int | None, message: str) -> None:
+    """A file, or a line of one, that cannot be read as data; `path` names the field where known."""
+
+    def __init__(self, line: int | None, message: str, path: FieldPath = ()) -> None:
         self.line = line
         self.message = message
+        self.path = path
         super().__init__(message)
 
 
@@ -112,15 +127,211 @@ def read_yaml(path: Path) -> Located:
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
+        if node is not None:
+            check_shape(node)  # before anything walks or builds the document
         duplicates = tuple(duplicate_keys(node))  # before constructing, which flattens merges
         data = loader.construct_document(node) if node is not None else None
     except yaml.MarkedYAMLError as error:
         raise SpecSyntaxError(*_yaml_problem(error, text)) from None
     except yaml.YAMLError as error:
         raise SpecSyntaxError(None, f"invalid YAML: {error}") from None
+    except RecursionError:  # PyYAML's own composer recurses (libyaml stops at 1000 levels)
+        raise SpecSyntaxError(_too_deep_yaml_line(text), f"invalid YAML: {_TOO_DEEP}") from None
     finally:
         loader.dispose()
     return Located(data, node, node.start_mark.line + 1 if node is not None else 1, duplicates)
+
+
+# ---- the shape of a YAML document: nesting, and what its aliases expand to -------------------
+
+_TOO_DEEP = f"nested more than {MAX_DEPTH} levels deep"
+
+
+@dataclass(frozen=True)
+class _Shape:
+    values: int  # every value, each alias counted as all that it expands to
+    written: int  # every value as written (an alias is one)
+    levels: int  # lists and mappings nested, through aliases
+
+
+_Trail = list[tuple[str | int, int]]
+"""A path into a document, with the line of each step."""
+
+
+def _children(node: yaml.Node) -> list[yaml.Node]:
+    """A list's items, or a mapping's keys and values in turn."""
+    if isinstance(node, yaml.SequenceNode):
+        return list(node.value)
+    if isinstance(node, yaml.MappingNode):
+        return [part for pair in node.value for part in pair]
+    return []
+
+
+def _part(node: yaml.Node, index: int) -> str | int:
+    """The key or index that names child `index` of `node` (as `_children` lists them)."""
+    if isinstance(node, yaml.MappingNode):
+        key = node.value[index // 2][0]
+        return str(key.value) if isinstance(key, yaml.ScalarNode) else "?"
+    return index
+
+
+class _Measure:
+    """One pass over a document's node graph in document order, without recursion: the first time
+    a list or mapping is reached is where it is written (its anchor); later ones are aliases."""
+
+    def __init__(self, root: yaml.Node) -> None:
+        self.root = root
+        self.shapes: dict[int, _Shape] = {}
+        self.home: dict[int, int] = {}  # a list or mapping -> the one it is written in
+        self._walk()
+
+    def _walk(self) -> None:
+        shapes, home = self.shapes, self.home
+        # Each frame: node, its children, the next child, values, written, deepest child levels.
+        stack: list[list[Any]] = [[self.root, _children(self.root), 0, 1, 1, 0]]
+        open_nodes = {id(self.root)}
+        while stack:
+            frame = stack[-1]
+            node, children, index = frame[0], frame[1], frame[2]
+            while index < len(children):
+                child = children[index]
+                index += 1
+                if not isinstance(child, yaml.CollectionNode):
+                    frame[3] += 1
+                    frame[4] += 1
+                    continue
+                shape = shapes.get(id(child))
+                if shape is not None:  # an alias of a value measured already
+                    frame[3] += shape.values
+                    frame[4] += 1
+                    frame[5] = max(frame[5], shape.levels)
+                    continue
+                frame[2] = index
+                if id(child) in open_nodes:
+                    raise self._problem(stack, "an alias (*name) inside the value it names")
+                if len(stack) >= MAX_DEPTH:
+                    home[id(child)] = id(node)
+                    raise self._problem(stack, _TOO_DEEP)
+                home[id(child)] = id(node)
+                open_nodes.add(id(child))
+                stack.append([child, _children(child), 0, 1, 1, 0])
+                break
+            else:
+                stack.pop()
+                open_nodes.discard(id(node))
+                shape = _Shape(frame[3], frame[4], frame[5] + 1)
+                shapes[id(node)] = shape
+                if stack:
+                    parent = stack[-1]
+                    parent[3] += shape.values
+                    parent[4] += shape.written
+                    parent[5] = max(parent[5], shape.levels)
+
+    def _problem(self, stack: list[list[Any]], message: str) -> SpecSyntaxError:
+        """The problem at the child the top frame stopped at, along the path of the stack."""
+        trail: _Trail = []
+        for frame in stack:
+            node, index = frame[0], frame[2] - 1
+            trail.append((_part(node, index), self.entry_line(node, index, trail)))
+        return _shape_problem(trail, self.root, message)
+
+    def shape(self, node: yaml.Node) -> _Shape:
+        if isinstance(node, yaml.CollectionNode):
+            return self.shapes[id(node)]
+        return _Shape(1, 1, 0)
+
+    def written_in(self, parent: yaml.Node, child: yaml.Node) -> bool:
+        return self.home.get(id(child)) == id(parent)
+
+    def entry_line(self, node: yaml.Node, index: int, trail: _Trail) -> int:
+        """The line of child `index` of `node`: a mapping key's, a list item's where it is written,
+        else (an alias, whose own place the node graph does not keep) its list's."""
+        if isinstance(node, yaml.MappingNode):
+            return _line(node.value[index // 2][0])
+        child = _children(node)[index]
+        if self.written_in(node, child) or not isinstance(child, yaml.CollectionNode):
+            return _line(child)
+        return trail[-1][1] if trail else _line(node)
+
+
+def check_shape(root: yaml.Node) -> None:
+    """Raise SpecSyntaxError for a document nested more than MAX_DEPTH levels deep, one that
+    aliases expand past the limit, or an alias inside the value it names (a loop)."""
+    if not isinstance(root, yaml.CollectionNode):
+        return
+    measure = _Measure(root)
+    shape = measure.shape(root)
+    if shape.levels > MAX_DEPTH:
+        raise _shape_problem(_deepest_alias(measure), root, f"{_TOO_DEEP} through aliases (*name)")
+    limit = max(MAX_EXPANDED_VALUES, ALIAS_GROWTH * shape.written)
+    if shape.values > limit:
+        raise _shape_problem(
+            _biggest_expansion(measure),
+            root,
+            f"aliases (*name) expand the file to {shape.values:,} values, more than the "
+            f"{limit:,} allowed; write the data out, or alias less of it",
+        )
+
+
+def _deepest_alias(measure: _Measure) -> _Trail:
+    """The path along the deepest values down to the alias that takes them too deep."""
+    node, trail = measure.root, _Trail()
+    while isinstance(node, yaml.CollectionNode):
+        children = _children(node)
+        index = max(range(len(children)), key=lambda at: measure.shape(children[at]).levels)
+        trail.append((_part(node, index), measure.entry_line(node, index, trail)))
+        if not measure.written_in(node, children[index]):
+            break
+        node = children[index]
+    return trail
+
+
+def _biggest_expansion(measure: _Measure) -> _Trail:
+    """The path down to the value that holds most of what aliases add to the file."""
+
+    def growth(node: yaml.Node) -> int:
+        shape = measure.shape(node)
+        return shape.values - shape.written
+
+    node, trail = measure.root, _Trail()
+    while True:
+        children = _children(node)
+        written = [at for at, child in enumerate(children) if measure.written_in(node, child)]
+        if not written:
+            break
+        index = max(written, key=lambda at: growth(children[at]))
+        if 2 * growth(children[index]) <= growth(node):
+            break
+        trail.append((_part(node, index), measure.entry_line(node, index, trail)))
+        node = children[index]
+    return trail
+
+
+def _line(node: yaml.Node) -> int:
+    return int(node.start_mark.line) + 1
+
+
+def _shape_problem(trail: _Trail, root: yaml.Node, message: str) -> SpecSyntaxError:
+    """The problem at the field along `trail`, named down to SHOWN_PATH_PARTS parts."""
+    shown = trail[:SHOWN_PATH_PARTS]
+    line = shown[-1][1] if shown else _line(root)
+    return SpecSyntaxError(line, message, tuple(part for part, _ in shown))
+
+
+def _too_deep_yaml_line(text: str) -> int | None:
+    """The line where a document goes deeper than MAX_DEPTH, read event by event (no recursion)."""
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_DEPTH:
+                    return int(event.start_mark.line) + 1 if event.start_mark else None
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    except yaml.YAMLError:
+        return None
+    return None
 
 
 # The parser's words for what it was reading, as a benchmark author would say them.
@@ -138,6 +349,9 @@ def _yaml_problem(error: yaml.MarkedYAMLError, text: str) -> tuple[int | None, s
     """The line and message of a YAML syntax error: the parser's complaint, its column, and
     what it was reading, and since which line (an unclosed quote or bracket points at its start)."""
     mark, context_mark = error.problem_mark, error.context_mark
+    if "maximum nesting depth" in (error.problem or "") and mark is not None:
+        # libyaml's own limit (1000 levels), well past ours
+        return mark.line + 1, f"invalid YAML: {_TOO_DEEP} at column {mark.column + 1}"
     context = (error.context or "").removeprefix("while scanning ").removeprefix("while parsing ")
     what = _CONTEXTS.get(context.removeprefix("a ").removeprefix("an "))
     if mark is None:
@@ -169,12 +383,64 @@ def _indented_with_tab(text: str, line: int) -> bool:
 
 
 def read_jsonl(path: Path) -> Iterator[Located | SpecSyntaxError]:
-    """One Located per non-blank line; a line that is not JSON yields a SpecSyntaxError instead."""
+    """One Located per non-blank line; a line that is not JSON, or nests more than MAX_DEPTH
+    levels deep, yields a SpecSyntaxError instead."""
     with path.open(encoding="utf-8") as lines:
         for number, text in enumerate(lines, start=1):
             if not text.strip():
                 continue
             try:
-                yield Located(json.loads(text), None, number)
+                yield Located(load_json(text), None, number)
+            except NestedTooDeep:
+                yield SpecSyntaxError(
+                    number, f"invalid JSON: {_TOO_DEEP} at column {_too_deep_json_column(text)}"
+                )
             except json.JSONDecodeError as error:
                 yield SpecSyntaxError(number, f"invalid JSON: {error.msg} at column {error.colno}")
+
+
+class NestedTooDeep(ValueError):
+    """JSON whose lists and objects nest more than MAX_DEPTH levels deep."""
+
+
+def load_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads`, refusing data nested more than `max_depth` levels deep (which would end in a
+    RecursionError here or in whatever walks the data later) with NestedTooDeep."""
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise NestedTooDeep(_TOO_DEEP) from None
+    if text.count("[") + text.count("{") > max_depth and nested_deeper_than(data, max_depth):
+        raise NestedTooDeep(_TOO_DEEP)
+    return data
+
+
+def nested_deeper_than(data: Any, max_depth: int = MAX_DEPTH) -> bool:
+    """Whether lists and mappings in `data` nest more than `max_depth` levels (no recursion)."""
+    if not isinstance(data, dict | list):
+        return False
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:
+        value, level = stack.pop()
+        if level > max_depth:
+            return True
+        inner = value.values() if isinstance(value, dict) else value
+        stack.extend((item, level + 1) for item in inner if isinstance(item, dict | list))
+    return False
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _too_deep_json_column(text: str) -> int:
+    """The column where JSON text goes deeper than MAX_DEPTH (strings skipped)."""
+    depth = 0
+    for token in _JSON_TOKENS.finditer(text):
+        mark = token.group()
+        if mark in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return token.start() + 1
+        elif mark in "]}":
+            depth -= 1
+    return 1

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, text
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, make_url, text
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from benchyard.errors import BenchyardError
 
@@ -16,8 +21,15 @@ class StoreUnavailable(BenchyardError):
     """The database cannot be reached or brought up to date."""
 
 
+class StoreGone(StoreUnavailable):
+    """The SQLite file a store opened was removed or replaced while in use."""
+
+
 DEFAULT_DB_DIR = ".benchyard"
 DEFAULT_DB_FILE = "benchyard.db"
+SUPPORTED = "sqlite (sqlite:///path/to/store.db) and postgresql (postgresql://user@host/database)"
+_DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
+MIGRATION_LOCK_KEY = 0x62656E6368796172  # "benchyar": PostgreSQL's advisory lock of migrations
 
 
 def default_db_url(cwd: Path | None = None) -> str:
@@ -37,25 +49,102 @@ def with_driver(url: str) -> str:
     return url
 
 
+def shown_url(url: str) -> str:
+    """The URL as it may be printed: with its password hidden, even when it does not parse."""
+    try:
+        return make_url(with_driver(url)).render_as_string()
+    except (ArgumentError, ValueError):
+        return re.sub(r"(//[^:/@]*:)[^@/]*@", r"\1***@", url)
+
+
+def store_url(url: str) -> URL:
+    """The parsed URL of a store benchyard can use (SQLite, or PostgreSQL through psycopg 3)."""
+    try:
+        parsed = make_url(with_driver(url))
+    except (ArgumentError, ValueError):
+        raise StoreUnavailable(
+            f"'{shown_url(url)}' is not a database URL; benchyard supports {SUPPORTED}"
+        ) from None
+    if parsed.drivername not in _DRIVERS:
+        raise StoreUnavailable(
+            f"unsupported store '{parsed.render_as_string()}': benchyard supports {SUPPORTED}"
+        )
+    return parsed
+
+
+def sqlite_file(url: URL) -> Path | None:
+    """The file of a SQLite URL (absolute), or None for an in-memory or URI-style database."""
+    if url.get_backend_name() != "sqlite" or url.query.get("uri"):
+        return None
+    if not url.database or url.database == ":memory:":
+        return None
+    return Path(url.database).absolute()
+
+
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
+    cursor.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL waits on other writers
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA busy_timeout=10000")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
 
 
 def make_engine(url: str) -> Engine:
-    url = with_driver(url)
-    if url.startswith("sqlite"):
-        path = url.split(":///", 1)[-1]
-        if path and path != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(url)
+    """An engine for a supported store URL; a SQLite file's directory is created if missing."""
+    parsed = store_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        path = sqlite_file(parsed)
+        if path is not None:
+            _make_directory(path.parent, url)
+        engine = create_engine(parsed)
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    return create_engine(parsed, pool_pre_ping=True)
+
+
+def _make_directory(directory: Path, url: str) -> None:
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        in_the_way = [path for path in (directory, *directory.parents) if path.is_file()]
+        if in_the_way:
+            why = f"{in_the_way[-1]} is not a directory"
+        else:
+            why = f"{error.strerror or error}: {error.filename or directory}"
+        raise StoreUnavailable(
+            f"cannot open the store {shown_url(url)}: cannot create its directory ({why})"
+        ) from None
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """The SQLite file a store opened, by device and inode: a file removed, or another put in
+    its place, is noticed before the next write goes to a file nobody will read again."""
+
+    path: Path
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, engine: Engine) -> OpenedFile | None:
+        path = sqlite_file(engine.url)
+        if path is None:
+            return None
+        stat = path.stat()
+        return cls(path, stat.st_dev, stat.st_ino)
+
+    def check(self) -> None:
+        """Raise StoreGone when the path no longer leads to the file that was opened."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            stat = None
+        if stat is None or (stat.st_dev, stat.st_ino) != (self.device, self.inode):
+            raise StoreGone(
+                f"the store file {self.path} was removed or replaced during the run: "
+                "the results written to it since it was opened are lost"
+            )
 
 
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -67,6 +156,7 @@ def head_revision() -> str:
 
 
 def _current_revision(engine: Engine) -> str | None:
+    """The revision the database is at; None for a new one (or one that cannot be read)."""
     try:
         with engine.connect() as connection:
             row = connection.execute(text("SELECT version_num FROM alembic_version")).first()
@@ -75,18 +165,72 @@ def _current_revision(engine: Engine) -> str | None:
     return str(row[0]) if row else None
 
 
+def _revision_in(connection: Connection) -> str | None:
+    """The revision the database is at, read inside the caller's transaction (without a failing
+    statement, which would end a PostgreSQL transaction)."""
+    if not inspect(connection).has_table("alembic_version"):
+        return None
+    row = connection.execute(text("SELECT version_num FROM alembic_version")).first()
+    return str(row[0]) if row else None
+
+
 def ensure_schema(engine: Engine) -> None:
     """Run the Alembic migrations unless the database is already at the head revision.
 
-    Alembic is imported only when a migration is due: it costs a quarter second at start-up.
+    Processes opening a new store at once take turns: each holds a lock (a file next to a SQLite
+    store, an advisory lock in PostgreSQL) and reads the revision again before migrating. Alembic
+    is imported only when a migration is due: it costs a quarter second at start-up.
     """
-    if _current_revision(engine) == head_revision():
+    head = head_revision()
+    if _current_revision(engine) == head:
         return
+    with _migration_lock(engine), engine.begin() as connection:
+        if engine.dialect.name == "postgresql":
+            connection.execute(
+                text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
+            )
+        if _revision_in(connection) != head:
+            _upgrade(connection)
+
+
+@contextlib.contextmanager
+def _migration_lock(engine: Engine) -> Iterator[None]:
+    """An exclusive lock on `<store file>.lock` for a SQLite file; nothing for other stores."""
+    path = sqlite_file(engine.url)
+    if path is None or not _may_be_sqlite(path):
+        yield  # opening it fails with SQLite's own words; no lock file next to someone's file
+        return
+    try:
+        handle = open(f"{path}.lock", "a+b")  # noqa: SIM115 - held across the yield
+    except OSError as error:
+        raise StoreUnavailable(
+            f"cannot open the store {path}: cannot create its lock file ({error.strerror})"
+        ) from None
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _may_be_sqlite(path: Path) -> bool:
+    """Whether `path` is missing, empty or starts like a SQLite database."""
+    try:
+        with path.open("rb") as file:
+            start = file.read(16)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    return start in (b"", b"SQLite format 3\x00")
+
+
+def _upgrade(connection: Connection) -> None:
     from alembic import command
     from alembic.config import Config
 
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
-    with engine.begin() as connection:
-        config.attributes["connection"] = connection
-        command.upgrade(config, "head")
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")

@@ -82,7 +82,7 @@ attempts = Table(
     Column("duration_sec", Float, nullable=False),
     Column("answers", JSON(none_as_null=True)),  # every turn's answer of multi-turn attempts
     Column("threshold", Float),  # the scenario's pass threshold on the score, if any
-    Index("ix_attempts_run", "run_id", "superseded"),
+    Index("ix_attempts_run_final", "run_id", "superseded", "scenario_id", "epoch"),
 )
 
 check_results = Table(

@@ -9,12 +9,18 @@ from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, func, insert, make_url, select, update
+from sqlalchemy import Connection, Engine, Row, event, func, insert, select, update
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.errors import BenchyardError
 from benchyard.runner import trajectory as trajectory_codec
-from benchyard.store.engine import StoreUnavailable, ensure_schema, make_engine, with_driver
+from benchyard.store.engine import (
+    OpenedFile,
+    StoreUnavailable,
+    ensure_schema,
+    make_engine,
+    shown_url,
+)
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results, runs
 
@@ -33,18 +39,33 @@ class Store:
     def __init__(self, engine: Engine, url: str) -> None:
         self.engine = engine
         self.url = url
+        self.opened = OpenedFile.of(engine)
+        if self.opened is not None:
+            # Every new connection and every transaction first checks that the file is still
+            # the one opened (SQLite would quietly start an empty one in its place).
+            event.listen(engine, "do_connect", lambda *_: self.check_still_there())
+            event.listen(engine, "begin", lambda _connection: self.check_still_there())
 
     @classmethod
     def open(cls, url: str) -> Store:
         engine = make_engine(url)
         try:
             ensure_schema(engine)
-        except SQLAlchemyError as error:
+            return cls(engine, url)
+        except (SQLAlchemyError, OSError) as error:
             engine.dispose()
             reason = getattr(error, "orig", None) or error
-            shown = make_url(with_driver(url)).render_as_string()  # password hidden
-            raise StoreUnavailable(f"cannot open the store {shown}: {reason}") from None
-        return cls(engine, url)
+            one_line = " ".join(str(reason).split())
+            raise StoreUnavailable(f"cannot open the store {shown_url(url)}: {one_line}") from None
+        except BaseException:
+            engine.dispose()
+            raise
+
+    def check_still_there(self) -> None:
+        """Raise StoreGone when the SQLite file opened was removed or replaced since (a store
+        directory deleted mid-run): its writes would go to a file nobody can read again."""
+        if self.opened is not None:
+            self.opened.check()
 
     def close(self) -> None:
         self.engine.dispose()
@@ -68,7 +89,7 @@ class Store:
             row = connection.execute(select(runs).where(runs.c.id == run_id)).first()
         if row is None:
             raise RunNotFound(f"no run '{run_id}'")
-        return _run_from_row(row)
+        return run_from_row(row)
 
     def list_runs(self, limit: int | None = None, benchmark: str | None = None) -> list[RunRecord]:
         query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc())
@@ -77,7 +98,7 @@ class Store:
         if limit:
             query = query.limit(limit)
         with self.engine.connect() as connection:
-            return [_run_from_row(row) for row in connection.execute(query)]
+            return [run_from_row(row) for row in connection.execute(query)]
 
     def resolve_run(self, reference: str) -> RunRecord:
         """A run id, a unique id prefix, `latest` or `latest~N`."""
@@ -95,7 +116,7 @@ class Store:
             if row is None:
                 count = self.count_runs()
                 raise RunNotFound(f"'{reference}': the store holds {count} run(s)")
-            return _run_from_row(row)
+            return run_from_row(row)
         if not re.fullmatch(r"[0-9a-f]{1,32}", reference):
             raise RunNotFound(f"'{reference}' is not a run id, id prefix, 'latest' or 'latest~N'")
         with self.engine.connect() as connection:
@@ -106,7 +127,7 @@ class Store:
             raise RunNotFound(f"no run matches '{reference}' (see `benchyard runs`)")
         if len(rows) > 1:
             raise RunNotFound(f"'{reference}' matches several runs; give more characters of the id")
-        return _run_from_row(rows[0])
+        return run_from_row(rows[0])
 
     def count_runs(self) -> int:
         with self.engine.connect() as connection:
@@ -142,7 +163,7 @@ class Store:
         with self.engine.connect() as connection:
             rows = connection.execute(query).all()
             checks = self._checks_for(connection, run_id)
-        return [_attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
+        return [attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
 
     def verdict_counts(self, run_ids: list[str]) -> dict[str, dict[str, int]]:
         """Final attempts per verdict for each run, in one query."""
@@ -224,14 +245,14 @@ def _without_nul(value: Any) -> Any:
     return value
 
 
-def _attempt_from_row(
-    row: Row[Any], checks: Iterable[CheckRecord], with_evidence: bool
+def attempt_from_row(
+    row: Any, checks: Iterable[CheckRecord], with_evidence: bool = False
 ) -> AttemptRecord:
     values = row._asdict()
     blob = values.pop("trajectory", None)
     patch = values.pop("patch", None)
     for key in ("started_at", "finished_at"):
-        values[key] = _aware(values[key])
+        values[key] = aware(values[key])
     record = AttemptRecord(**values, checks=list(checks))
     if with_evidence:
         record.trajectory = trajectory_codec.decode(blob)
@@ -239,14 +260,14 @@ def _attempt_from_row(
     return record
 
 
-def _run_from_row(row: Row[Any]) -> RunRecord:
+def run_from_row(row: Row[Any]) -> RunRecord:
     values = {name: value for name, value in row._asdict().items() if name in _RUN_FIELDS}
-    values["started_at"] = _aware(values["started_at"])
-    values["finished_at"] = _aware(values["finished_at"])
+    values["started_at"] = aware(values["started_at"])
+    values["finished_at"] = aware(values["finished_at"])
     return RunRecord(**values)
 
 
-def _aware(moment: datetime | None) -> datetime | None:
+def aware(moment: datetime | None) -> datetime | None:
     """SQLite hands back naive datetimes; everything benchyard writes is UTC."""
     if moment is not None and moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)

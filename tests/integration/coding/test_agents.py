@@ -111,15 +111,18 @@ def test_agents_that_tamper_with_the_tests_fail_and_never_see_the_hidden_ones(
         assert all(not check.passed for check in tests_checks), attempt.scenario_id
         for check in attempt.checks:
             if check.check_type == "code_exec":
-                assert "without printing the marker" in check.reason
+                assert "the solution's process ended (exit 0) before it was ready" in check.reason
     tampered = [a for a in attempts if a.patch and "tests/__init__.py" in a.patch]
     assert len(tampered) >= 3
     assert all("test_partial_pages" not in (a.answer or "") for a in attempts)
 
 
-def test_a_check_that_cannot_run_is_an_error_retried_and_not_counted(
+def test_a_test_command_not_found_is_a_counted_failure_never_a_retried_error(
     tmp_path: Path, cli: Cli, store: Store, sandbox_name: str
 ) -> None:
+    """Exit 127 is what the shell gives for a command it cannot find, and what the agent's code
+    can give too (`os._exit(127)` in a test run): it must not turn a failure into an uncounted,
+    retried error. The reason keeps the hint for the benchmark's author."""
     scenario = {
         "id": "no-runner",
         "stimulus": {"task": "fix"},
@@ -131,9 +134,6 @@ def test_a_check_that_cannot_run_is_an_error_retried_and_not_counted(
     result = cli("run", str(bench), "--agent", "oracle", *options)
     assert result.exit_code == 0, result.output
     tries = store.attempts(store.resolve_run("latest").id, include_superseded=True)
-    assert [(t.verdict, t.failure_kind, t.superseded) for t in tries] == [
-        ("error", "check_error", True),
-        ("error", "check_error", False),
-    ]
-    assert tries[-1].cause is not None
-    assert "'no-such-test-runner' could not run in the sandbox (exit 127)" in tries[-1].cause
+    assert [(t.verdict, t.failure_kind, t.superseded) for t in tries] == [("failed", None, False)]
+    [check] = tries[0].checks
+    assert "(exit 127 (command not found?))" in check.reason

@@ -66,7 +66,8 @@ def test_verify_reports_wrong_references(tmp_path: Path, cli: Cli, sandbox_name:
         "the reference patch fixtures/stale.patch does not apply: "
     )
     assert broken["wrong-code"] == (
-        "code_exec: a test failed: tests line 1: assert add(2, 3) == 5: AssertionError"
+        "code_exec: a test failed: tests line 1: assert add(2, 3) == 5: AssertionError "
+        "(tests in a separate process)"
     )
     assert result.output.splitlines()[-1] == "fixture-bench 1.0: 3 scenarios verified, 3 broken"
 

@@ -98,7 +98,7 @@ def test_fake_llm_command_serves_a_script(tmp_path: Path, cli: Cli) -> None:
         assert reply["choices"][0]["message"]["content"] == "pong from a file"
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=10)
+        process.wait(timeout=60)
     assert process.returncode == 0
 
 

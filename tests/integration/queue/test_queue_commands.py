@@ -105,11 +105,11 @@ def test_an_inline_run_killed_mid_run_is_resumed_by_a_worker(
     bench = mixed_benchmark(tmp_path / "bench")
     agent = logging_agent(tmp_path / "log", 0.1)
     inline = cli.process("run", str(bench), "--agent-cmd", agent, "-j", "2", *UNSANDBOXED, "-q")
-    wait_for(lambda: store.count_runs() == 1, 30, "the run to start")
+    wait_for(lambda: store.count_runs() == 1, 120, "the run to start")
     run_id = store.resolve_run("latest").id
-    wait_for(lambda: len(store.attempts(run_id)) >= 3, 30, "a few attempts")
+    wait_for(lambda: len(store.attempts(run_id)) >= 3, 120, "a few attempts")
     inline.kill()
-    inline.communicate(timeout=10)
+    inline.communicate(timeout=60)
     kept = len(store.attempts(run_id))
     assert store.get_run(run_id).status == "running" and kept < 12
     assert cli("worker", "--drain").exit_code == 0

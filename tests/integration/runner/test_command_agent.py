@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 from benchyard.store.store import Store
@@ -85,16 +84,13 @@ time.sleep(120)
     bench = write_benchmark(tmp_path / "bench", [scenario("hang", "x"), scenario("quick", "ok")])
     quick_or_hang = _agent(tmp_path, source)
     command = f'if [ "$BENCHYARD_SCENARIO_ID" = quick ]; then echo ok; else {quick_or_hang}; fi'
-    started = time.monotonic()
     result = cli("run", str(bench), "--agent-cmd", command, "--timeout", "1.5", "-q", *UNSANDBOXED)
-    elapsed = time.monotonic() - started
     assert result.exit_code == 0, result.output
     attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
     assert attempts["hang"].verdict == "timeout"
     assert "timed out after 1.5s" in (attempts["hang"].cause or "")
     assert attempts["quick"].verdict == "passed"
-    assert 1.5 <= attempts["hang"].duration_sec < 1.5 * 1.1 + 0.3
-    assert elapsed < 10
+    assert attempts["hang"].duration_sec >= 1.5  # how soon after is bench/'s to measure
     for pid in pid_file.read_text().split():
         assert not _alive(int(pid)), f"process {pid} survived the timeout"
 
@@ -117,12 +113,21 @@ def test_crash_is_a_counted_failure_with_its_cause(tmp_path: Path, cli: Cli, sto
     assert attempt.cause == "agent exited with code 3: boom"
 
 
-def test_missing_command_is_an_error_not_a_failure(tmp_path: Path, cli: Cli, store: Store) -> None:
+def test_a_missing_command_is_a_counted_failure_after_its_retries(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
+    # exit 127 is the agent's own exit status: a claim benchyard cannot tell from a real fault
     bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
-    cli("run", str(bench), "--agent-cmd", "no-such-agent-binary-xyz", "-q")
-    [attempt] = store.attempts(store.resolve_run("latest").id)
-    assert attempt.verdict == "error"
-    assert attempt.failure_kind == "agent_start"
+    command = "no-such-agent-binary-xyz"
+    cli(
+        "run", str(bench), "--agent-cmd", command, "--retries", "1", "--retry-backoff", "0.01", "-q"
+    )
+    tries = store.attempts(store.resolve_run("latest").id, include_superseded=True)
+    assert [t.verdict for t in sorted(tries, key=lambda t: t.try_number)] == ["error", "failed"]
+    final = max(tries, key=lambda t: t.try_number)
+    assert final.failure_kind == "agent_start"
+    assert "could not run (exit 127)" in (final.cause or "")
+    assert "claimed by the agent's exit status" in (final.cause or "")
 
 
 def test_stdout_is_capped_and_the_cap_noted(tmp_path: Path, cli: Cli, store: Store) -> None:
@@ -136,18 +141,25 @@ def test_stdout_is_capped_and_the_cap_noted(tmp_path: Path, cli: Cli, store: Sto
 
 
 def test_agent_environment_comes_from_benchyard_yaml(
-    tmp_path: Path, cli: Cli, store: Store
+    tmp_path: Path, cli: Cli, store: Store, monkeypatch
 ) -> None:
+    """`env` values and `pass_env` host variables reach the agent; nothing else of the host's."""
+    monkeypatch.setenv("NAME_FROM_HOST", "-bob")  # short: not scrubbed as a secret
+    monkeypatch.setenv("NOT_PASSED", "-leaked")
     (cli.cwd / "benchyard.yaml").write_text(
-        "agents:\n  greeter:\n    kind: command\n    command: echo $GREETING\n    env: {GREETING: hello}\n"
+        "agents:\n  greeter:\n    kind: command\n"
+        "    command: echo $GREETING$NAME_FROM_HOST$NOT_PASSED\n"
+        "    env: {GREETING: hello}\n    pass_env: [NAME_FROM_HOST]\n"
     )
-    bench = write_benchmark(tmp_path / "bench", [scenario("a", "hello")])
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "hello-bob")])
     result = cli("run", str(bench), "--agent", "greeter", "-q")
     assert result.exit_code == 0, result.output
     run = store.resolve_run("latest")
     assert run.agent_name == "greeter"
     assert run.agent_config["env"] == {"GREETING": "hello"}
-    assert [a.verdict for a in store.attempts(run.id)] == ["passed"]
+    assert run.agent_config["pass_env"] == ["NAME_FROM_HOST"]  # the name only
+    attempts = store.attempts(run.id, with_evidence=True)
+    assert [(a.verdict, a.answer) for a in attempts] == [("passed", "hello-bob")]
 
 
 def test_unknown_agent_is_one_clear_line(tmp_path: Path, cli: Cli) -> None:

@@ -114,10 +114,11 @@ async def workspace(
     pristine: dict[str, str] | None = None,
     change: Change | Callable[[Path], None] | None = None,
     hidden: dict[str, str] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> AsyncIterator[Workspace]:
     """A code check's verification workspace after the agent applied `change`."""
     async with (
-        coding_attempt(tmp_path, pristine or {}, change, hidden) as attempt,
+        coding_attempt(tmp_path, pristine or {}, change, hidden, sandbox) as attempt,
         attempt.open_workspace() as opened,
     ):
         yield opened

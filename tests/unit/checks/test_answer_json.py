@@ -47,3 +47,11 @@ def test_check_modules_import_jsonschema_and_jsonpath_lazily() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert output.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("depth", [101, 100_000])
+def test_json_nested_too_deep_is_not_json_rather_than_a_crash(depth: int) -> None:
+    # 100,000 levels made json.loads raise RecursionError: an uncounted harness error
+    with pytest.raises(NotJson, match="nested over 100 levels"):
+        parse_answer_json("[" * depth + "]" * depth)
+    assert parse_answer_json("[" * 99 + "]" * 99) is not None

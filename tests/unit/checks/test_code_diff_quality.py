@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from benchyard.checks.diff_quality import glob_regex
+from benchyard.checks.code_support import glob_regex
 
 from .code_helpers import evaluate, workspace
 from .helpers import params_error

@@ -1,4 +1,5 @@
-"""`code_exec`: model-written code against test asserts, in a real sandbox, with a marker."""
+"""`code_exec`: model-written code against test asserts, in a real sandbox, with a marker; the tests
+in a process apart from the solution's, calling it across a pipe of plain data."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ async def test_passes_when_every_assert_holds(tmp_path: Path) -> None:
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, ADD, tests=TESTS)
     assert result.passed and result.score == 1.0
-    assert result.reason == "the tests passed (marker printed after the last assert)"
+    assert result.reason == (
+        "the tests passed (marker printed after the last assert) (tests in a separate process)"
+    )
 
 
 async def test_a_failing_assert_names_the_line_of_the_tests(tmp_path: Path) -> None:
@@ -28,7 +31,10 @@ async def test_a_failing_assert_names_the_line_of_the_tests(tmp_path: Path) -> N
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, wrong, tests=TESTS)
     assert not result.passed
-    assert result.reason == "a test failed: tests line 1: assert add(2, 3) == 5: AssertionError"
+    assert result.reason == (
+        "a test failed: tests line 1: assert add(2, 3) == 5: AssertionError "
+        "(tests in a separate process)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -44,9 +50,8 @@ async def test_exiting_0_before_the_asserts_is_not_a_pass(tmp_path: Path, escape
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, answer, tests=TESTS)
     assert not result.passed
-    assert (
-        "could not be imported: SystemExit" in result.reason
-        or "without printing the marker" in (result.reason)
+    assert result.reason.startswith(
+        ("the solution could not be imported: SystemExit", "the solution's process ended (exit 0)")
     )
 
 
@@ -74,7 +79,7 @@ async def test_a_hang_is_cut_at_the_timeout(tmp_path: Path) -> None:
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, answer, tests=TESTS, timeout_sec=1)
     assert not result.passed
-    assert result.reason == "timed out after 1s"
+    assert result.reason == "timed out after 1s (tests in a separate process)"
 
 
 async def test_tests_from_a_hidden_file_and_a_named_module(tmp_path: Path) -> None:
@@ -130,4 +135,186 @@ async def test_nul_bytes_in_the_codes_output_never_reach_the_reason(tmp_path: Pa
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, answer, tests=TESTS)
     assert "\x00" not in result.reason
-    assert result.reason == "the solution could not be imported: ValueError: bad\\x00byte"
+    assert result.reason == (
+        "the solution could not be imported: ValueError: bad\\x00byte (tests in a separate process)"
+    )
+
+
+# the tests in a process apart from the solution's
+
+SOLUTION = """
+import math
+from collections import OrderedDict, defaultdict
+
+
+class BadInput(ValueError):
+    pass
+
+
+class Unknown(Exception):
+    pass
+
+
+class Stack:
+    def __init__(self, *items):
+        self.items = list(items)
+
+    def push(self, item):
+        self.items.append(item)
+
+    def __len__(self):
+        return len(self.items)
+
+    def __repr__(self):
+        return f"Stack{self.items}"
+
+
+def has_close_elements(numbers, threshold):
+    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+def parse(text):
+    if text == "bad":
+        raise BadInput("not a number: bad")
+    if text == "?":
+        raise Unknown("what?")
+    return int(text)
+
+
+def squares(n):
+    for i in range(n):
+        yield i * i
+
+
+def apply(function, value):
+    return function(value)
+
+
+def sort_in_place(items):
+    items.sort()
+
+
+def counts(text):
+    found = defaultdict(int)
+    for char in text:
+        found[char] += 1
+    return found
+
+
+def shapes():
+    return (1, [2, (3,)]), {1, frozenset({2})}, {(1, 2): "pair", 3: None}, b"\\x00\\xff"
+
+
+def extremes():
+    return [2 ** 200, -(2 ** 70), float("nan"), float("inf"), -0.0, 1 + 2j]
+
+
+def is_even(n):
+    return n % 2 == 0
+"""
+
+
+TYPICAL_TESTS = """
+def check(candidate):
+    assert candidate([1.0, 2.0, 3.9], 0.3) is False
+    assert candidate([1.0, 2.8, 3.0], 0.3) is True
+check(has_close_elements)
+assert math.isclose(mean([1, 2, 3, 4]), 2.5)
+assert abs(mean([0.1, 0.2]) - 0.15) < 1e-9
+assert is_even(4) is True and is_even(3) is False and not is_even(5)
+assert shapes() == ((1, [2, (3,)]), {1, frozenset({2})}, {(1, 2): "pair", 3: None}, b"\\x00\\xff")
+assert shapes()[0] != [1, [2, [3]]], "a tuple is not a list"
+big, small, nan, inf, zero, z = extremes()
+assert big == 2 ** 200 and small == -(2 ** 70) and math.isnan(nan) and inf == math.inf
+assert math.copysign(1, zero) == -1 and z == 1 + 2j
+assert counts("abca") == {"a": 2, "b": 1, "c": 1}
+assert list(squares(4)) == [0, 1, 4, 9] and sum(squares(3)) == 5 and 4 in squares(5)
+assert apply(lambda x: x * 2, 21) == 42 and apply(len, "abc") == 3
+assert apply(lambda x: mean([x, x + 2]), 1) == 2, "a callback that calls the solution"
+items = [3, 1, 2]
+sort_in_place(items)
+assert items == [1, 2, 3], "changed in place"
+for bad, kind in (("bad", ValueError), ("bad", BadInput), ("x", ValueError), ("?", Unknown)):
+    try:
+        parse(bad)
+    except kind as error:
+        assert str(error), error
+    else:
+        raise AssertionError(f"no {kind.__name__} for {bad!r}")
+stack = Stack(1)
+stack.push(2)
+assert len(stack) == 2 and stack.items == [1, 2] and repr(stack) == "Stack[1, 2]"
+assert str(stack) == "Stack[1, 2]" and stack.items[-1] == 2
+import solution
+from solution import mean as average
+assert solution.parse("7") == 7 and average([2, 4]) == 3
+assert isinstance(OrderedDict(), dict), "the solution's stdlib imports are the tests' too"
+"""
+
+
+async def test_typical_test_styles_pass_across_the_process_boundary(tmp_path: Path) -> None:
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, SOLUTION, tests=TYPICAL_TESTS)
+    assert result.passed, result.reason
+
+
+async def test_an_input_the_solution_changes_in_place_is_seen_by_the_tests(tmp_path: Path) -> None:
+    changes_its_input = "def first_sorted(items):\n    items.sort()\n    return items[0]\n"
+    tests = "data = [3, 1]\nassert first_sorted(data) == 1\nassert data == [3, 1], 'modified'\n"
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, changes_its_input, tests=tests)
+    assert not result.passed
+    assert result.reason.startswith("a test failed: tests line 3: assert data == [3, 1]")
+
+
+async def test_a_function_named_like_the_module_keeps_its_name(tmp_path: Path) -> None:
+    answer = "def solution(x):\n    return x + 1\n"
+    tests = "assert solution(1) == 2\nfrom solution import solution as s\nassert s(2) == 3\n"
+    async with workspace(tmp_path) as code:
+        apart = await evaluate("code_exec", code, answer, tests=tests)
+    async with workspace(tmp_path / "same") as code:
+        same = await evaluate(
+            "code_exec", code, answer, tests="assert solution(1) == 2\n", same_process=True
+        )
+    assert apart.passed, apart.reason
+    assert same.passed, same.reason
+    assert same.reason.endswith(
+        "(tests in the solution's process: its code could have forged this)"
+    )
+
+
+async def test_a_value_that_cannot_cross_fails_the_test_that_sent_it(tmp_path: Path) -> None:
+    tests = "class Point:\n    pass\n\nidentity(Point())\n"
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, "def identity(x):\n    return x\n", tests=tests)
+    assert not result.passed
+    assert "tests line 4: identity(Point()): TypeError: a Point cannot be passed" in result.reason
+
+
+async def test_the_solution_ending_during_the_tests_fails_even_if_the_tests_catch_it(
+    tmp_path: Path,
+) -> None:
+    answer = "import os\n\ndef parse(text):\n    os._exit(0)\n"
+    tests = "for text in ('', 'x'):\n    try:\n        parse(text)\n    except Exception:\n        pass\n"
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, answer, tests=tests)
+    assert not result.passed
+    assert result.reason.startswith(
+        "the solution's process ended (exit 0) while the tests ran: tests line 3: parse(text)"
+    )
+
+
+async def test_the_tests_are_gone_before_the_solution_starts(tmp_path: Path) -> None:
+    snoop = (
+        "import glob, os\n"
+        "left = [p for p in glob.glob(os.getcwd() + '/**/*', recursive=True) if 'hidden' in p]\n"
+        "raise RuntimeError(f'found {left}')\n"
+    )
+    hidden = {"checks/hidden_expected.py": "assert answer() == 42\n"}
+    async with workspace(tmp_path, hidden=hidden) as code:
+        result = await evaluate("code_exec", code, snoop, tests_file="checks/hidden_expected.py")
+    assert result.reason.startswith("the solution could not be imported: RuntimeError: found []")

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from benchyard.checks.base import CheckFailedToRun
-
 from .code_helpers import evaluate, workspace
 from .helpers import params_error
 
@@ -30,6 +28,24 @@ async def test_syntax_errors_in_python_and_json_name_file_and_line(tmp_path: Pat
     assert not result.passed
     assert result.reason.startswith("2 problem(s): data.json:2: syntax: ")
     assert "pkg/mod.py:1: syntax: " in result.reason
+
+
+async def test_files_that_crash_a_parser_are_findings_not_a_check_that_cannot_run(
+    tmp_path: Path,
+) -> None:
+    """A NUL byte, or nesting deeper than the parser's recursion: the agent's own files, so a
+    failure it earned, never an uncounted error."""
+    hostile = {
+        "nul.py": "x = 1\x00\n",
+        "deep.py": "x = 1" + " + 1" * 100_000 + "\n",
+        "deep.json": "[" * 100_000 + "]" * 100_000,
+    }
+    async with workspace(tmp_path, CLEAN, hostile) as code:
+        result = await evaluate("static", code, files=["**/*.py", "**/*.json"])
+    assert not result.passed
+    assert result.reason.startswith("3 problem(s): deep.json:0: syntax: cannot be parsed: ")
+    assert "deep.py:0: syntax: cannot be parsed: RecursionError" in result.reason
+    assert "nul.py:" in result.reason  # ValueError in 3.11, a SyntaxError in later versions
 
 
 @pytest.mark.parametrize(
@@ -90,10 +106,12 @@ async def test_a_lint_command_must_exit_0(tmp_path: Path) -> None:
     async with workspace(tmp_path, {"m.py": "x = 1\n"}) as code:
         ok = await evaluate("static", code, command="grep -q 'x = 1' m.py")
         bad = await evaluate("static", code, command="echo 'm.py:1: E999 nope'; exit 1")
-        with pytest.raises(CheckFailedToRun, match="could not run in the sandbox"):
-            await evaluate("static", code, command="no-such-linter .")
+        missing = await evaluate("static", code, command="no-such-linter .")
     assert ok.passed
     assert bad.reason == "1 problem(s): lint command exited 1: m.py:1: E999 nope"
+    # the lint command runs in the patched workdir: its exit status is no proof of a missing tool
+    assert not missing.passed
+    assert missing.reason.startswith("1 problem(s): lint command exited 127 (command not found?): ")
 
 
 async def test_no_matching_file_fails(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 from benchyard.checks.base import CheckFailedToRun
 from benchyard.checks.testrun import CaseResult, matching, normalize, read_junit, read_summary
 
-from .code_helpers import evaluate, workspace
+from .code_helpers import code_sandbox, evaluate, workspace
 from .helpers import params_error
 
 CODE = {"calc.py": "def add(a, b):\n    return a - b\n"}
@@ -86,16 +86,59 @@ async def test_a_custom_command_and_its_summary_line(tmp_path: Path) -> None:
     script = {"run.sh": "echo '=== 3 passed, 1 failed in 0.10s ==='\nexit 1\n"}
     async with workspace(tmp_path, script) as code:
         result = await evaluate("tests", code, command="sh run.sh")
-        with pytest.raises(CheckFailedToRun, match="need per-test results"):
-            await evaluate("tests", code, command="sh run.sh", **LISTS)
+        listed = await evaluate("tests", code, command="sh run.sh", **LISTS)
     assert not result.passed and result.score == 0.75
     assert "tests ran: 3 passed, 1 failed, 0 errors (summary line, exit 1)" in result.reason
+    # the tests' own process may have removed its JUnit file: a failure, never an error
+    assert not listed.passed and listed.score == 0.0
+    assert listed.reason.endswith(
+        "graded: failed: fail_to_pass and pass_to_pass need per-test results: the test command "
+        "should write JUnit XML to $BENCHYARD_JUNIT_XML"
+    )
 
 
-async def test_a_command_the_sandbox_cannot_run_is_not_the_agents_fault(tmp_path: Path) -> None:
+async def test_a_command_not_found_fails_with_a_hint_since_the_code_can_exit_127_too(
+    tmp_path: Path,
+) -> None:
     async with workspace(tmp_path, CODE) as code:
-        with pytest.raises(CheckFailedToRun, match="could not run in the sandbox \\(exit 127\\)"):
-            await evaluate("tests", code, command="no-such-test-runner --all")
+        result = await evaluate("tests", code, command="no-such-test-runner --all")
+    assert not result.passed
+    assert result.reason.startswith(
+        "no patch (the agent changed nothing); tests did not run: no JUnit XML and no result line "
+        "in the output (exit 127 (command not found?)): "
+    )
+
+
+async def test_the_built_in_runner_must_write_its_results(tmp_path: Path) -> None:
+    quits = {"tests/test_quit.py": "import os\nprint('=== 9 passed in 0.1s ===')\nos._exit(0)\n"}
+    async with workspace(tmp_path, {**CODE, **VISIBLE}, quits) as code:
+        result = await evaluate("tests", code)
+    assert not result.passed
+    assert result.reason == (
+        "patch applied (1 file); tests did not run to the end: the runner wrote no JUnit XML "
+        "(exit 0)"
+    )
+
+
+FAKE_PYTEST = {"pytest.py": "print('=== 5 passed in 0.1s ===')\nraise SystemExit(0)\n"}
+
+
+@pytest.mark.parametrize("sandbox_name", ["bwrap", "docker"])
+async def test_pytest_runs_the_real_pytest_or_says_it_is_missing(
+    tmp_path: Path, sandbox_name: str
+) -> None:
+    """A `pytest.py` the agent adds never stands in for pytest; a sandbox whose python3 has no
+    pytest makes the check unable to run (an error, not counted), whatever the repository holds."""
+    sandbox = code_sandbox(sandbox_name)
+    async with workspace(tmp_path, {**FIXED, **VISIBLE}, FAKE_PYTEST, sandbox=sandbox) as code:
+        probe = await code.run(["python3", "-I", "-c", "import pytest"], timeout_sec=60)
+        if probe.returncode != 0:
+            with pytest.raises(CheckFailedToRun, match="pytest_junit cannot run in the sandbox"):
+                await evaluate("tests", code, framework="pytest")
+            return
+        result = await evaluate("tests", code, framework="pytest")
+    assert result.passed, result.reason
+    assert "tests ran: 1 passed, 0 failed, 0 errors (JUnit XML, exit 0)" in result.reason
 
 
 async def test_no_results_means_the_tests_did_not_run(tmp_path: Path) -> None:

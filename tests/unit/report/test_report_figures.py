@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from rich.console import Console
 
 from benchyard.report.build import build_report
-from benchyard.report.render import to_markdown
+from benchyard.report.render import to_markdown, to_rich
 from benchyard.report.stats import percentile, wilson_interval
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.store import Store
@@ -115,6 +116,10 @@ def test_summary_matches_hand_computed_figures(store: Store) -> None:
     assert report.categories["math"].raw == "5/6"
     assert report.categories["text"].raw == "3/4"
     assert (report.categories["text"].errors, report.categories["text"].timeouts) == (2, 1)
+    assert (report.categories["text"].attempts, report.categories["math"].errors) == (6, 0)
+    assert s.error_rate == pytest.approx(2 / 12)
+    assert s.accuracy_if_errors_failed == pytest.approx(8 / 12)
+    assert s.claimed_faults == 0
     assert report.checks["equals"].passed == 8
     assert report.checks["equals"].total == 9
     assert [f.scenario_id for f in report.failures] == ["m6", "t4", "t5", "t6"]
@@ -126,17 +131,42 @@ def test_markdown_has_one_row_per_run_and_escapes_causes(store: Store) -> None:
     text = to_markdown([report, report])
     rows = [line for line in text.splitlines() if line.startswith("| feedc0de")]
     assert len(rows) == 2
-    assert rows[0].split(" | ")[1:8] == [
+    assert rows[0].split(" | ")[1:10] == [
         "a",
         "0123456789+dirty",
         "80.0%",
+        "2 of 12 (16.7%)",  # errors beside accuracy
         "49.0-94.3%",
         "1.60",
         "50.0%",
         "5/6",
+        "3/4 + 2 errors",
     ]
     assert "m6 went wrong \\| \\*badly\\*" in text
     assert "| *badly*" not in text
+
+
+def test_errors_are_beside_accuracy_in_every_rendering(store: Store) -> None:
+    """Per category in Markdown, JSON and the table, and in a summary line no reader can miss."""
+    report = build_report(store, _run(store))
+    text = to_markdown([report])
+    assert (
+        "**Errors in run feedc0de: 2 of 12 (16.7%) final attempts are errors, left out of "
+        "accuracy; counted as failures, accuracy would be 66.7%"
+    ) in text
+    assert "| category | passed/counted | accuracy | errors | timeouts |" in text
+    assert "| text | 3/4 | 75.0% | 2 of 6 (33.3%) | 1 |" in text
+    assert "| math | 5/6 | 83.3% | 0 | 0 |" in text
+    categories = report.model_dump(mode="json")["categories"]
+    assert (categories["text"]["errors"], categories["text"]["attempts"]) == (2, 6)
+
+    console = Console(width=200, record=True)
+    for renderable in to_rich(report):
+        console.print(renderable)
+    table = console.export_text()
+    assert "8/10 counted, 2 errors left out" in table
+    assert "errors           2 of 12 (16.7%) final attempts are errors" in table
+    assert "│ text     │ 3/4            │ 75.0%    │ 2 of 6 (33.3%) │ 1        │" in table
 
 
 def test_wilson_and_percentile_edge_cases() -> None:

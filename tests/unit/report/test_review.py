@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from benchyard.checks.patch_scan import scan_patch, suspicious_note
 from benchyard.report.build import build_report
 from benchyard.report.render import to_markdown
 from benchyard.store.records import CheckRecord
@@ -90,3 +91,29 @@ def test_one_epoch_has_no_repeated_section(store: Store) -> None:
     report = build_report(store, store.get_run(write_run(store, "d" * 16, [Row("a", "passed")])))
     assert report.repeated is None
     assert report.model_dump(mode="json")["repeated"] is None
+
+
+RUN_PATCH = (
+    "diff --git a/calc.py b/calc.py\n--- a/calc.py\n+++ b/calc.py\n@@ -1,1 +1,2 @@\n"
+    " import unittest\n+unittest.TestCase.run = lambda self, result=None: None\n"
+)
+
+
+def test_a_patch_that_changes_the_test_machinery_is_flagged_once(store: Store) -> None:
+    note = suspicious_note(scan_patch(RUN_PATCH))  # as the tests and diff_quality checks note it
+    noted = [
+        CheckRecord(0, "tests", "tests", True, 1.0, 1.0, f"patch applied (1 file); ...{note}"),
+        CheckRecord(1, "diff_quality", "diff_quality", True, 1.0, 1.0, f"patch applies{note}"),
+    ]
+    clean = [CheckRecord(0, "tests", "tests", True, 1.0, 1.0, "patch applied (1 file); ...")]
+    rows = [Row("forged", "passed", checks=noted), Row("honest", "passed", checks=clean)]
+    report = build_report(store, store.get_run(write_run(store, "c" * 16, rows)))
+    assert [(f.kind, f.scenario_id, f.epoch, f.detail) for f in report.flags] == [
+        (
+            "suspicious_patch",
+            "forged",
+            1,
+            "tests: calc.py:2: replaces part of the test framework (unittest.TestCase.run =)",
+        )
+    ]
+    assert "- suspicious_patch: **forged** (epoch 1): tests: calc.py:2:" in to_markdown([report])

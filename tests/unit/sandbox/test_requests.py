@@ -1,15 +1,14 @@
 """What a scenario asks of its sandbox, and what a sandbox is given: merged limits, the agent's
-named files, the variables a container gets, the host view, the shell limits."""
+named files, the allow-list of host paths, the system view, the shell limits."""
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 
 from benchyard.agents.command import named_paths
 from benchyard.runner.isolation import request_for
-from benchyard.sandbox.docker import passed_variables
-from benchyard.sandbox.hostview import host_view_args
+from benchyard.sandbox.allowlist import host_paths
+from benchyard.sandbox.hostview import system_view_args
 from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, ulimit_lines
 from benchyard.spec.loader import load_benchmark
 from tests.support import scenario, write_benchmark
@@ -52,30 +51,59 @@ def test_the_files_a_command_names_are_found(tmp_path: Path) -> None:
     assert named_paths("python3 'unbalanced") == ()
 
 
-def test_a_container_gets_only_what_benchyard_or_the_agent_set(monkeypatch) -> None:
-    monkeypatch.setenv("HOST_ONLY", "secret")
-    monkeypatch.setenv("CHANGED", "before")
-    env = {"HOST_ONLY": "secret", "CHANGED": "after", "BENCHYARD_TURN": "1", "NEW": "x"}
-    assert passed_variables(env) == ["BENCHYARD_TURN", "CHANGED", "NEW"]
+def test_the_allow_list_shows_the_agent_s_code_and_never_a_sealed_path(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    agents, bench, store = project / "agents", project / "bench", project / ".benchyard"
+    for directory in (agents, bench, store):
+        directory.mkdir(parents=True)
+    in_agents, at_root, in_bench = agents / "a.py", project / "agent.py", bench / "answer.py"
+    for path in (in_agents, at_root, in_bench):
+        path.write_text("print(1)\n", encoding="utf-8")
+    shown = host_paths([in_agents, at_root, in_bench], [], [bench, store], [project]).readable
+    # the script's directory; at the project's root only the file; nothing of the benchmark
+    assert set(shown) == {agents, at_root}
 
 
-def test_the_host_view_keeps_var_private_and_binds_few_mounts() -> None:
-    args = host_view_args()
-    binds = [args[i + 1] for i, word in enumerate(args) if word == "--ro-bind-try"]
-    assert "/usr" in binds and "/etc" in binds
-    assert not [path for path in binds if path == "/var" or path.startswith(("/var/", "/proc"))]
-    assert ("--dir", "/var") in itertools.pairwise(args)
+def test_an_interpreter_brings_its_installation_and_declared_paths_are_shown(
+    tmp_path: Path,
+) -> None:
+    venv = tmp_path / "tools" / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.write_text("#!/bin/sh\n", encoding="utf-8")
+    python.chmod(0o755)
+    data = tmp_path / "data"
+    data.mkdir()
+    found = host_paths([python], [data], [tmp_path / "bench"], [])
+    assert venv in found.readable and venv / "bin" in found.readable
+    assert data in found.readable
+
+
+def test_a_sealed_path_inside_a_shown_one_is_covered(tmp_path: Path) -> None:
+    shared = tmp_path / "shared"
+    (shared / "bench").mkdir(parents=True)
+    found = host_paths([], [shared], [shared / "bench"], [])
+    assert found.covered() == (shared / "bench",)
+
+
+def test_the_system_view_is_an_allow_list() -> None:
+    args = system_view_args()
+    bound = {args[i + 1] for i, word in enumerate(args) if word in ("--ro-bind", "--ro-bind-try")}
+    made = {args[i + 1] for i, word in enumerate(args) if word in ("--dir", "--symlink")}
+    assert "/usr" in bound and "/etc" in bound
+    for never in ("/home", "/root", "/srv", "/run", "/var", "/opt", "/mnt", "/tmp", "/work"):
+        assert never not in bound and not any(path.startswith(never + "/") for path in bound)
+    assert "/var" in made  # private, with links to the private /tmp and /run
     assert ("--symlink", "../tmp", "/var/tmp") in zip(args, args[1:], args[2:], strict=False)
-    assert len(binds) < 30
+    assert len(bound) < 30
 
 
 def test_shell_limits() -> None:
     limits = ResourceLimits(memory_mb=100, max_processes=7, cpu_sec=1.2)
-    assert ulimit_lines(limits, address_space=True) == [
+    assert ulimit_lines(limits, address_space=True, process_count=True) == [
         "ulimit -t 2",
         "ulimit -v 102400",
         "ulimit -u 7 2>/dev/null || ulimit -p 7",
     ]
-    assert ulimit_lines(ResourceLimits(), address_space=False) == [
-        "ulimit -u 512 2>/dev/null || ulimit -p 512"
-    ]
+    # with a cgroup: RLIMIT_NPROC would count the sandbox user's processes in every sandbox
+    assert ulimit_lines(ResourceLimits(), address_space=False, process_count=False) == []

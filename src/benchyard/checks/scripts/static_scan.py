@@ -4,7 +4,8 @@ Usage: python3 -I -c <this file> CONFIG_JSON
 
 CONFIG_JSON holds `files` (glob patterns, relative to the current directory), `only` (a list of
 paths to keep, or null), `syntax` (bool), `lint` (rule names) and `forbidden` (regular
-expressions). Prints one JSON object: {"checked": [paths], "findings": [{file, line, rule, message}]}.
+expressions). Prints `benchyard: ready`, then one JSON object:
+{"checked": [paths], "findings": [{file, line, rule, message}]}.
 Nothing it reads is imported or executed.
 """
 
@@ -12,12 +13,14 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import sys
 from pathlib import Path
 from typing import Any
 
 MAX_FILE_BYTES = 2 * 1024 * 1024
+READY = b"benchyard: ready\n"
 Finding = dict[str, Any]
 
 
@@ -90,6 +93,9 @@ def _python(path: str, text: str, config: dict[str, Any]) -> list[Finding]:
         if not config["syntax"]:
             return []
         return [_finding(path, error.lineno or 0, "syntax", f"{error.msg}")]
+    except (ValueError, RecursionError, MemoryError) as error:  # a NUL byte, nesting too deep:
+        # the file's own doing, so a finding; a crash here would make the check unable to run
+        return [_finding(path, 0, "syntax", f"cannot be parsed: {type(error).__name__}")]
     rules = set(config["lint"])
     found = _unused_imports(tree, path) if "unused-import" in rules else []
     return found + _node_rules(tree, path, rules)
@@ -102,6 +108,8 @@ def _json(path: str, text: str, config: dict[str, Any]) -> list[Finding]:
         json.loads(text)
     except json.JSONDecodeError as error:
         return [_finding(path, error.lineno, "syntax", error.msg)]
+    except (RecursionError, MemoryError) as error:
+        return [_finding(path, 0, "syntax", f"cannot be parsed: {type(error).__name__}")]
     return []
 
 
@@ -129,6 +137,7 @@ def _files(config: dict[str, Any]) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
+    os.write(1, READY)  # the harness's sign that python3 started (checks/code_support.py)
     config = json.loads(argv[0])
     checked, findings = [], []
     for path in _files(config):

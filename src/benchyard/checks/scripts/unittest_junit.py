@@ -2,19 +2,39 @@
 
 Usage: python3 -I -c <this file> JUNIT_XML START_DIR PATTERN
 
-Prints the tracebacks of failures on stderr and a pytest-style `N passed, N failed` line on stdout.
+Prints `benchyard: ready` first (before anything of the repository's is imported), the tracebacks
+of failures on stderr and a pytest-style `N passed, N failed` line on stdout.
+
+Everything this runner uses is imported before discovery puts the repository on sys.path, so that
+a file of the repository (an `xml/` package, a `traceback.py`) cannot stand in for it. The tests
+run the repository's code in this process, which can tamper with anything here; as a first line of
+defence, the test machinery (unittest's classes, this runner's result) is compared before and after
+the tests, and a run that replaced any of it writes no results at all.
 """
 
 from __future__ import annotations
 
+import codecs  # noqa: F401  everything below is imported before the repository is on sys.path
+import difflib  # noqa: F401  (unittest's assertion messages)
+import encodings.utf_8  # noqa: F401  (the JUnit file's encoding)
+import io  # noqa: F401
+import linecache  # noqa: F401  (tracebacks)
 import os
+import pprint  # noqa: F401
 import sys
 import time
+import tokenize  # noqa: F401  (linecache reads sources with it)
+import traceback  # noqa: F401
 import unittest
+import warnings  # noqa: F401  (TextTestRunner.run)
+import weakref  # noqa: F401  (unittest.signals)
+import xml.etree.ElementPath  # noqa: F401
 import xml.etree.ElementTree as ElementTree
 from typing import Any
 
 OK, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+READY = b"benchyard: ready\n"
+TAMPERED = "benchyard-unittest: the test machinery was replaced while the tests ran"
 ErrorInfo = Any  # what unittest passes as `err`: an exc_info tuple, or None
 
 
@@ -85,19 +105,55 @@ def _junit(cases: list[tuple[str, str, str, float]]) -> ElementTree.ElementTree:
     return ElementTree.ElementTree(suite)
 
 
+def machinery() -> dict[str, object]:
+    """The methods of the test machinery, by name: what the repository's code must leave alone."""
+    owners = (
+        unittest.TestCase,
+        unittest.TestSuite,
+        unittest.suite.BaseTestSuite,
+        unittest.TestResult,
+        unittest.TextTestResult,
+        unittest.TextTestRunner,
+        unittest.TestLoader,
+        getattr(unittest.case, "_Outcome", Recorder),  # private: absent from some versions
+        Recorder,
+    )
+    found: dict[str, object] = {
+        f"{owner.__module__}.{owner.__qualname__}.{name}": value
+        for owner in owners
+        for name, value in vars(owner).items()
+        if callable(value) or isinstance(value, classmethod | staticmethod | property)
+    }
+    found["unittest.main"] = unittest.main
+    found["sys.settrace"], found["sys.setprofile"] = sys.gettrace(), sys.getprofile()
+    return found
+
+
+def replaced(before: dict[str, object]) -> list[str]:
+    after = machinery()
+    return [name for name, value in before.items() if after.get(name) is not value]
+
+
 def main(argv: list[str]) -> int:
+    os.write(1, READY)
     junit_path, start_dir, pattern = argv
+    untouched = machinery()
+    # kept before the repository's code can replace them
+    write_junit, say, recorder, runner_class = _junit, print, Recorder, unittest.TextTestRunner
     top = os.getcwd()
     sys.path.insert(0, top)
     started = time.perf_counter()
-    suite = unittest.defaultTestLoader.discover(start_dir, pattern=pattern, top_level_dir=top)
-    runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=2, resultclass=Recorder)
+    suite = unittest.TestLoader().discover(start_dir, pattern=pattern, top_level_dir=top)
+    runner = runner_class(stream=sys.stderr, verbosity=2, resultclass=recorder)
     result = runner.run(suite)
-    assert isinstance(result, Recorder)
-    _junit(result.cases).write(junit_path, encoding="utf-8", xml_declaration=True)
+    changed = replaced(untouched)
+    if changed or type(result) is not recorder:
+        say(f"{TAMPERED}: {', '.join(changed[:5]) or 'the result'}", file=sys.stderr)
+        return 3
+    write_junit(result.cases).write(junit_path, encoding="utf-8", xml_declaration=True)
     statuses = [case[1] for case in result.cases]
     counts = {status: statuses.count(status) for status in (OK, FAILED, ERROR, SKIPPED)}
-    print(
+    say(
         f"{counts[OK]} passed, {counts[FAILED]} failed, {counts[ERROR]} errors, "
         f"{counts[SKIPPED]} skipped in {time.perf_counter() - started:.2f}s"
     )

@@ -1,0 +1,240 @@
+"""The wire between `code_exec`'s two processes: the tests process and the solution process.
+
+A message is a 4-byte length and that many bytes of JSON (64 MiB at most). Values travel as plain
+data with type tags, and decoding builds nothing but None, bool, int, float, complex, str, bytes,
+list, tuple, dict, set, frozenset and slice (subclasses arrive as their plain base type): nothing
+one process sends can carry behaviour of its own, such as an `__eq__` that always says yes. What is
+not plain data travels as a tagged reference that each side resolves its own way: a handle on an
+object of the solution, a callback to a function of the tests. Never pickle.
+
+The two bundled scripts load this file from its source (they run with `python3 -I -c`); benchyard's
+own tests import it. Standard library only.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import builtins
+import json
+import os
+import struct
+from collections.abc import Callable, Mapping
+from typing import Any
+
+MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+MAX_ERROR_CHARS = 2000
+_HEADER = struct.Struct(">I")
+_READ_CHUNK = 1024 * 1024
+_CONTAINERS: dict[str, Callable[[Any], Any]] = {
+    "list": list,
+    "tuple": tuple,
+    "set": set,
+    "frozenset": frozenset,
+}
+BUILTIN_ERRORS: dict[str, type[BaseException]] = {
+    name: value
+    for name, value in vars(builtins).items()
+    if isinstance(value, type) and issubclass(value, BaseException)
+}  # taken when this process starts, before anything of the model's can replace them
+
+Json = Any
+Export = Callable[[object], list[Json]]  # what is not plain data -> its tagged reference
+Resolve = Callable[[list[Json]], object]  # a tagged reference -> the value it stands for
+Serve = Callable[[dict[str, Json]], Json]  # a request of the other side -> the reply
+
+
+class WireError(Exception):
+    """A message that breaks the protocol: too big, not JSON, not plain data, an unknown tag."""
+
+
+class WireClosed(WireError):
+    """The other process closed its end of the wire (it ended)."""
+
+
+class SolutionError(Exception):
+    """An exception raised by the solution whose type the tests process has no equivalent of."""
+
+
+def send(fd: int, message: Json) -> None:
+    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    if len(data) > MAX_MESSAGE_BYTES:
+        raise WireError(f"a message of {len(data)} bytes, over the limit of {MAX_MESSAGE_BYTES}")
+    view = memoryview(_HEADER.pack(len(data)) + data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def receive(fd: int) -> Json:
+    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    if size > MAX_MESSAGE_BYTES:
+        raise WireError(f"a message of {size} bytes, over the limit of {MAX_MESSAGE_BYTES}")
+    try:
+        return json.loads(_read_exactly(fd, size))
+    except (ValueError, RecursionError) as error:
+        raise WireError(f"a message that is not JSON: {error}") from None
+
+
+def _read_exactly(fd: int, size: int) -> bytes:
+    chunks, left = [], size
+    while left:
+        chunk = os.read(fd, min(left, _READ_CHUNK))
+        if not chunk:
+            raise WireClosed("the other process closed the wire")
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def encode(value: object, export: Export) -> Json:
+    """Plain data as JSON with type tags (a subclass as its plain base); anything else through
+    `export`."""
+    if value is None or value is True or value is False:
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return ["int", format(int(value), "x")]  # hex: no limit on the digits of big ints
+    if isinstance(value, float):
+        return ["float", float(value).hex()]  # exact, and 'nan', 'inf', '-inf' as they are
+    if isinstance(value, complex):
+        return ["complex", value.real.hex(), value.imag.hex()]
+    if isinstance(value, bytes | bytearray):
+        return ["bytes", base64.b64encode(value).decode("ascii")]
+    for tag, kind in (("list", list), ("tuple", tuple), ("set", set), ("frozenset", frozenset)):
+        if isinstance(value, kind):
+            return [tag, [encode(item, export) for item in value]]
+    if isinstance(value, dict):
+        return ["dict", [[encode(k, export), encode(v, export)] for k, v in value.items()]]
+    if isinstance(value, slice):
+        return ["slice", [encode(part, export) for part in (value.start, value.stop, value.step)]]
+    return export(value)
+
+
+def decode(data: Json, resolve: Resolve) -> object:
+    """Plain data, built from scratch here; the other tags go to `resolve`."""
+    if data is None or isinstance(data, bool | str):
+        return data
+    if not isinstance(data, list) or not data or not isinstance(data[0], str):
+        raise WireError(f"not a tagged value: {type(data).__name__}")
+    tag = data[0]
+    try:
+        if tag == "int":
+            return int(_text(data[1]), 16)
+        if tag == "float":
+            return float.fromhex(_text(data[1]))
+        if tag == "complex":
+            return complex(float.fromhex(_text(data[1])), float.fromhex(_text(data[2])))
+        if tag == "bytes":
+            return base64.b64decode(_text(data[1]), validate=True)
+        if tag in _CONTAINERS:
+            return _CONTAINERS[tag](decode(item, resolve) for item in _items(data[1]))
+        if tag == "dict":
+            return {decode(k, resolve): decode(v, resolve) for k, v in _pairs(data[1])}
+        if tag == "slice":
+            start, stop, step = _items(data[1])
+            return slice(decode(start, resolve), decode(stop, resolve), decode(step, resolve))
+    except (TypeError, ValueError, IndexError, binascii.Error, RecursionError) as error:
+        raise WireError(f"a malformed {tag} value: {error}") from None
+    return resolve(data)
+
+
+def _text(data: Json) -> str:
+    if not isinstance(data, str):
+        raise TypeError(f"expected a string, got {type(data).__name__}")
+    return data
+
+
+def _items(data: Json) -> list[Json]:
+    if not isinstance(data, list):
+        raise TypeError(f"expected a list, got {type(data).__name__}")
+    return data
+
+
+def _pairs(data: Json) -> list[tuple[Json, Json]]:
+    pairs = []
+    for pair in _items(data):
+        key, value = _items(pair)
+        pairs.append((key, value))
+    return pairs
+
+
+def describe_error(error: BaseException, named: Mapping[type, str]) -> dict[str, Json]:
+    """An exception, as the other side rebuilds it: its type's name, its nearest built-in type,
+    the solution's public name for its class (if `named` has one) and its message."""
+    mro = type(error).__mro__
+    name = next((named[c] for c in mro if c in named), None)
+    try:  # KeyError's str() quotes its key: rebuilt from the key, it would be quoted twice
+        single_key = isinstance(error, KeyError) and len(error.args) == 1
+        message = str(error.args[0]) if single_key else str(error)
+    except Exception:  # an exception whose __str__ fails is still an exception
+        message = "<unprintable>"
+    return {
+        "type": type(error).__name__,
+        "builtin": nearest_builtin(type(error)),
+        "name": name,
+        "message": message[:MAX_ERROR_CHARS],
+    }
+
+
+def nearest_builtin(cls: type[BaseException]) -> str:
+    """The name of the first built-in exception type among `cls` and its bases."""
+    return next(
+        (c.__name__ for c in cls.__mro__ if BUILTIN_ERRORS.get(c.__name__) is c), "Exception"
+    )
+
+
+def rebuild_error(info: Json, local: Mapping[str, type[BaseException]]) -> BaseException:
+    """The exception to raise for one the other side described: a class of `local` by its public
+    name, else its nearest built-in type (the type's name first in the message when they differ),
+    else a SolutionError carrying the type's name and message."""
+    if not isinstance(info, dict):
+        return SolutionError(f"an error that is not described: {type(info).__name__}")
+    type_name, nearest = str(info.get("type")), str(info.get("builtin"))
+    name, message = info.get("name"), str(info.get("message"))
+    cls: type[BaseException] | None
+    if isinstance(name, str) and name in local:
+        cls, text = local[name], message
+    else:
+        cls = None if nearest in ("Exception", "BaseException") else BUILTIN_ERRORS.get(nearest)
+        text = message if type_name == nearest else f"{type_name}: {message}"
+    generic = SolutionError(f"{type_name}: {message}".rstrip(": "))
+    if cls is None:
+        return generic
+    try:
+        return cls(text)
+    except Exception:  # a built-in type that wants other arguments (UnicodeDecodeError)
+        return generic
+
+
+class Endpoint:
+    """One end of the wire: sends a request and waits for its reply, answering the other side's
+    requests in between (a callback of the tests, or a call back into the solution from one)."""
+
+    def __init__(self, read_fd: int, write_fd: int, serve: Serve) -> None:
+        self.read_fd, self.write_fd, self.serve = read_fd, write_fd, serve
+
+    def request(self, message: dict[str, Json]) -> dict[str, Json]:
+        send(self.write_fd, message)
+        while True:
+            reply = receive(self.read_fd)
+            if not isinstance(reply, dict):
+                raise WireError(f"a reply that is not an object: {type(reply).__name__}")
+            if "op" not in reply:
+                return reply
+            self.answer(reply)
+
+    def answer(self, message: dict[str, Json]) -> None:
+        reply = self.serve(message)
+        try:
+            send(self.write_fd, reply)
+        except WireError as error:  # too big: nothing was sent, so say why instead
+            send(self.write_fd, {"error": describe_error(error, {})})
+
+    def serve_forever(self) -> None:
+        """Answer requests until the other side closes the wire."""
+        while True:
+            message = receive(self.read_fd)
+            if not isinstance(message, dict):
+                raise WireError(f"a request that is not an object: {type(message).__name__}")
+            self.answer(message)
