@@ -3,6 +3,7 @@ PostgreSQL URL), benchmarks written to disk, and the CLI invoked in-process or a
 
 from __future__ import annotations
 
+import contextlib
 import os
 import uuid
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from benchyard.store.store import Store
 from tests.support import Cli
 
 TEST_DB = os.environ.get("BENCHYARD_TEST_DB", "sqlite")
+POSTGRES_URL = os.environ.get("BENCHYARD_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
 
 
 @pytest.fixture
@@ -21,19 +23,37 @@ def db_url(tmp_path: Path) -> Iterator[str]:
     if TEST_DB == "sqlite":
         yield f"sqlite:///{tmp_path / 'store.db'}"
         return
+    with private_schema(TEST_DB) as url:
+        yield url
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    """A private schema on the PostgreSQL server, whichever store the suite runs against (for
+    tests about a server store in particular)."""
+    server = TEST_DB if TEST_DB != "sqlite" else POSTGRES_URL
+    with private_schema(server) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def private_schema(server: str) -> Iterator[str]:
+    """A fresh schema on the PostgreSQL server at `server`, dropped afterwards: its URL."""
     from sqlalchemy import create_engine, text
 
     from benchyard.store.engine import with_driver
 
     schema = f"t_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(with_driver(TEST_DB))
+    admin = create_engine(with_driver(server))
     with admin.begin() as connection:
         connection.execute(text(f"CREATE SCHEMA {schema}"))
-    separator = "&" if "?" in TEST_DB else "?"
-    yield f"{TEST_DB}{separator}options=-csearch_path%3D{schema}"
-    with admin.begin() as connection:
-        connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
+    separator = "&" if "?" in server else "?"
+    try:
+        yield f"{server}{separator}options=-csearch_path%3D{schema}"
+    finally:
+        with admin.begin() as connection:
+            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        admin.dispose()
 
 
 @pytest.fixture

@@ -48,20 +48,6 @@ def read_capped_under(root: Path, relative: str, cap: int, *, offset: int = 0) -
         os.close(fd)
 
 
-def size_under(root: Path, relative: str) -> int:
-    """The size of a regular file below `root`, reached without links (see read_capped_under)."""
-    parts = _parts(relative)
-    directory = _open_directory(root, parts[:-1])
-    try:
-        fd = _open_file(directory, parts[-1])
-    finally:
-        os.close(directory)
-    try:
-        return os.fstat(fd).st_size
-    finally:
-        os.close(fd)
-
-
 def write_fresh(path: Path, data: bytes, mode: int = 0o644) -> None:
     """Create `path` anew with `data`, removing whatever the agent left under its name first; the
     parent directory is trusted (the harness made it, the agent cannot replace it)."""

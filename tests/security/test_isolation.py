@@ -243,10 +243,12 @@ for top in ("/", "/root", "/home", "/srv", *{looked_in!r}):
     assert stdout.count("refused") == len(sockets)
 
 
-def test_the_network_is_refused_where_it_would_reach_a_loopback_store(project: Path) -> None:
+def test_the_network_is_refused_where_it_would_reach_a_loopback_store(
+    project: Path, postgres_url: str
+) -> None:
     # With the network, bwrap shares the host's namespace: an agent reached a passwordless
     # PostgreSQL store on 127.0.0.1 and rewrote its own verdicts.
-    cli = Cli("postgresql://root@127.0.0.1:5432/test", project)
+    cli = Cli(postgres_url, project)
     bench = write_benchmark(
         project / "bench",
         [{"id": "a", "stimulus": "x", "checks": [{"type": "equals", "value": "x"}]}],

@@ -4,6 +4,7 @@ about 5 in 12 failed with "table runs already exists"."""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 import uuid
@@ -11,11 +12,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+from sqlalchemy import text
 
-from benchyard.store.engine import head_revision, with_driver
+from benchyard.store.engine import head_revision
 from benchyard.store.store import Store
-from tests.conftest import TEST_DB
+from tests.conftest import TEST_DB, private_schema
 
 PROCESSES = 8
 ROUNDS = 6
@@ -28,22 +29,8 @@ def fresh_url(tmp_path: Path) -> Iterator[Callable[[], str]]:
     if TEST_DB == "sqlite":
         yield lambda: f"sqlite:///{tmp_path / uuid.uuid4().hex / 'store.db'}"
         return
-    admin = create_engine(with_driver(TEST_DB))
-    schemas: list[str] = []
-
-    def make() -> str:
-        schema = f"t_{uuid.uuid4().hex[:12]}"
-        with admin.begin() as connection:
-            connection.execute(text(f"CREATE SCHEMA {schema}"))
-        schemas.append(schema)
-        separator = "&" if "?" in TEST_DB else "?"
-        return f"{TEST_DB}{separator}options=-csearch_path%3D{schema}"
-
-    yield make
-    with admin.begin() as connection:
-        for schema in schemas:
-            connection.execute(text(f"DROP SCHEMA {schema} CASCADE"))
-    admin.dispose()
+    with contextlib.ExitStack() as schemas:
+        yield lambda: schemas.enter_context(private_schema(TEST_DB))
 
 
 @pytest.mark.parametrize("round_number", range(ROUNDS))
