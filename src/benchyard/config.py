@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from benchyard.automation.webhook_config import WebhookConfig
 from benchyard.spec.problems import BenchmarkInvalid
 
 CONFIG_FILE = "benchyard.yaml"
@@ -41,6 +42,10 @@ class ProjectConfig(BaseModel):
     )
     judge: dict[str, Any] | None = Field(
         default=None, description="The judge model: provider, model and request settings."
+    )
+    webhooks: dict[str, WebhookConfig] = Field(
+        default_factory=dict,
+        description="Webhooks by name: signed events on runs (docs/automation.md#webhooks).",
     )
     base_dir: Path = Field(
         default_factory=Path.cwd, exclude=True, description="Where benchyard.yaml is."

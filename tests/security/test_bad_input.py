@@ -48,7 +48,7 @@ def _problems(cli: Cli, *args: str) -> list[str]:
     assert "Traceback" not in err, err
     assert code == 1, (out, err)
     lines = err.splitlines()
-    assert lines[-1] == f"{len(lines) - 1} problem(s) found"
+    assert lines[-1] == f"{len(lines) - 1} problem{'' if len(lines) == 2 else 's'} found"
     return lines[:-1]
 
 
@@ -178,7 +178,7 @@ def test_an_id_longer_than_the_store_keeps_is_refused_before_the_run(
     assert result.stderr.splitlines() == [
         "scenarios/main.yaml:1: id: at most 200 characters (what the store keeps), found 201",
         "scenarios/main.yaml:9: category: at most 200 characters (what the store keeps), found 201",
-        "2 problem(s) found",
+        "2 problems found",
     ]
     assert store.count_runs() == 0
 
@@ -306,7 +306,7 @@ def test_links_that_stay_inside_the_benchmark_are_allowed(tmp_path: Path, cli: C
     )
     code, out, err = _finish(cli.process("validate", str(bench), db=False))
     assert (code, err) == (0, ""), err
-    assert out.startswith("ok: bad-input 1.0: 1 scenarios")
+    assert out.startswith("ok: bad-input 1.0: 1 scenario in 1 category")
 
 
 def test_a_scenario_file_that_is_a_link_out_of_the_benchmark_is_refused(

@@ -108,7 +108,9 @@ class CommandAgent:
         assert task.workdir is not None and task.io_dir is not None
         deadline = time.monotonic() + task.timeout_sec
         result = AgentResult()
-        toolbox = ToolBox(task.scenario.tools, result.trajectory) if task.scenario.tools else None
+        toolbox: ToolBox | None = ToolBox.for_scenario(task.scenario, result.trajectory)
+        if toolbox is not None and not toolbox.tools:
+            toolbox = None
         async with serve_tools(toolbox, task.io_dir) as tools_env:
             await self._turns(task, deadline, result, toolbox, tools_env)
         result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))

@@ -136,7 +136,7 @@ class _Loop:
         self.task = task
         self.result = result
         self.watch = watch
-        self.toolbox = ToolBox(task.scenario.tools, result.trajectory)
+        self.toolbox = ToolBox.for_scenario(task.scenario, result.trajectory)
         self.tools = self.toolbox.definitions() or None
         system = task.scenario.stimulus.system or self.config.system_prompt
         self.messages: list[dict[str, Any]] = (

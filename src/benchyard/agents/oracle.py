@@ -43,7 +43,7 @@ def reference_trajectory(scenario: Scenario) -> list[Event]:
     reference = scenario.reference
     calls = reference.tool_calls if isinstance(reference, ToolReference) else []
     events: list[Event] = []
-    toolbox = ToolBox(scenario.tools, events)
+    toolbox = ToolBox.for_scenario(scenario, events)
     last = len(scenario.stimulus.turns)
     for turn, (user_text, answer) in enumerate(
         zip(scenario.stimulus.turns, answers, strict=True), start=1

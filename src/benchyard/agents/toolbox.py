@@ -7,16 +7,19 @@ loopback HTTP, and the oracle's replay of a reference's calls, so all three leav
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
+from benchyard.agents.environments import Tool
 from benchyard.runner.tool_events import call_event, result_event
 from benchyard.runner.trajectory import Event
-from benchyard.spec.tools import ToolSpec
 
 if TYPE_CHECKING:
     from jsonschema.protocols import Validator
+
+    from benchyard.spec.models import Scenario
 
 SHOWN_SCHEMA_ERRORS = 2
 
@@ -33,13 +36,25 @@ class ToolBox:
     """The scenario's tools for one attempt; every call lands in `sink` as a tool_call and a
     tool_result event."""
 
-    tools: list[ToolSpec]
+    tools: Sequence[Tool]
     sink: list[Event]
     turn: int = 1
     calls: int = field(default=0, init=False)
 
+    @classmethod
+    def for_scenario(cls, scenario: Scenario, sink: list[Event]) -> ToolBox:
+        """The scenario's fixture tools, and the simulated tools of its environment (a fresh
+        one for this attempt; agents/environments.py): the plugin point for tools that a
+        simulator answers rather than canned responses."""
+        tools: list[Tool] = list(scenario.tools)
+        if scenario.environment is not None:
+            from benchyard.agents.environments import environment_tools
+
+            tools += environment_tools(scenario.environment)
+        return cls(tools, sink)
+
     @cached_property
-    def _by_name(self) -> dict[str, ToolSpec]:
+    def _by_name(self) -> dict[str, Tool]:
         return {tool.name: tool for tool in self.tools}
 
     @cached_property
@@ -58,7 +73,7 @@ class ToolBox:
         self.calls += 1
         call_id = f"call-{self.calls}"
         parsed, problem = _arguments(arguments)
-        self.sink.append(call_event(name, parsed if problem is None else {}, call_id, self.turn))
+        self.sink.append(call_event(name, parsed, call_id, self.turn, arguments_error=problem))
         tool = self._by_name.get(name)
         if tool is None:
             offered = ", ".join(self._by_name) or "none"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -21,12 +21,23 @@ class CheckParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    def benchmark_files(self) -> dict[str, str]:
+        """Files of the benchmark this check reads, by parameter name, relative to the scenario
+        file (a `python` grader); the loader checks them as it checks fixture sources."""
+        return {}
+
+    def benchmark_file_problem(self, name: str, path: Path) -> str | None:
+        """What is wrong with the file that parameter `name` names, found at `path` inside the
+        benchmark; None when it will do. Called by the loader, so `validate` reports it."""
+        return None
+
 
 @dataclass(frozen=True)
 class CheckResult:
     passed: bool
     score: float
     reason: str
+    details: dict[str, Any] | None = None  # structured figures for reports (JSON), if any
 
     @classmethod
     def of(cls, passed: bool, reason: str) -> CheckResult:
@@ -65,6 +76,7 @@ class CodeWorkspace(Protocol):
     changes: tuple[FileChange, ...]
     workdir: Path
     io_dir: Path  # a scratch directory outside the workdir, reachable from the sandbox
+    scenario_dir: Path  # the scenario file's directory (host only), for CheckParams.benchmark_files
 
     async def run(
         self, argv: Sequence[str], *, timeout_sec: float, env: Mapping[str, str] | None = None

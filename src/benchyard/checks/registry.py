@@ -23,6 +23,14 @@ BUILTIN_MODULES = (
     "benchyard.checks.tests_check",
     "benchyard.checks.static",
     "benchyard.checks.diff_quality",
+    "benchyard.checks.formats",  # official evaluators of imported formats (importers/)
+    "benchyard.checks.json_embedded",
+    "benchyard.checks.tool_calls",
+    "benchyard.checks.python_grader",
+    "benchyard.checks.similarity",
+    "benchyard.checks.model_calls",
+    "benchyard.checks.refusal",
+    "benchyard.sre.check",  # root_cause (SRE incidents; docs/sre.md)
 )
 
 P = TypeVar("P", bound=CheckParams)

@@ -13,7 +13,7 @@ from benchyard.checks.answer_text import fenced_blocks, quote, without_fences
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.registry import check
 
-Unit = Literal["chars", "words", "lines"]
+Unit = Literal["chars", "words", "lines", "sentences"]
 Outcome = tuple[bool, str]
 """One constraint: whether it is met, and what it asks with what was found."""
 
@@ -58,12 +58,50 @@ class ResponseShapeParams(CheckParams):
 
 
 def measure(text: str, unit: Unit) -> int:
-    """The size of `text`: characters (stripped), words, or non-blank lines."""
+    """The size of `text`: characters (stripped), words, non-blank lines, or sentences."""
     if unit == "chars":
         return len(text.strip())
     if unit == "words":
         return len(text.split())
+    if unit == "sentences":
+        return count_sentences(text)
     return sum(1 for line in text.splitlines() if line.strip())
+
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# possessive, and never starting inside a run of marks: linear on any text
+_SENTENCE_END = re.compile("(?<![.!?\u2026])[.!?\u2026]++[\"')\\]\u201d\u2019]*+(?=\\s|$)")
+_WORD_CHAR = re.compile(r"\w")
+ABBREVIATIONS = frozenset(
+    {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "e.g", "i.e", "cf"}
+)
+
+
+def count_sentences(text: str) -> int:
+    """Sentences in the prose of `text` (fenced code left out): each ends at `.`, `!`, `?` or `…`
+    (closing quotes or brackets after it) followed by a space or the end, or at a blank line; a
+    period after a title (Mr., Dr., e.g., ...) or an initial (J.) ends none, nor one inside a
+    number (3.5); a text without any end mark is one sentence."""
+    count = 0
+    for block in _PARAGRAPH_BREAK.split(without_fences(text)):
+        start = 0
+        for end in _SENTENCE_END.finditer(block):
+            if end.group(0)[0] == "." and _abbreviation(block, end.start()):
+                continue
+            count += bool(_WORD_CHAR.search(block, start, end.start()))
+            start = end.end()
+        count += bool(_WORD_CHAR.search(block, start))
+    return count
+
+
+def _abbreviation(text: str, dot: int) -> bool:
+    """Whether the word before the period at `dot` is a title or an initial."""
+    chunk = text[max(0, dot - 6) : dot]
+    words = chunk.split()
+    word = words[-1] if words else ""
+    if len(word) == len(chunk) and dot > len(chunk):
+        return False  # a longer word
+    return word.casefold() in ABBREVIATIONS or (len(word) == 1 and word.isupper())
 
 
 def _bounds(found: int, low: int | None, high: int | None, what: str) -> Iterator[Outcome]:
@@ -120,19 +158,23 @@ def _edges(params: ResponseShapeParams, answer: str) -> Iterator[Outcome]:
         start = quote(text[:EDGE_SHOWN], EDGE_SHOWN)
         yield (
             text.startswith(params.starts_with),
-            f"starts with {quote(params.starts_with)} ({start})",
+            f"starts with {quote(params.starts_with)} (found {start})",
         )
     if params.ends_with is not None:
         end = quote(text[-EDGE_SHOWN:], EDGE_SHOWN)
-        yield text.endswith(params.ends_with), f"ends with {quote(params.ends_with)} ({end})"
+        yield (
+            text.endswith(params.ends_with),
+            f"ends with {quote(params.ends_with)} (found {end})",
+        )
 
 
 def _forbidden(params: ResponseShapeParams, answer: str) -> Iterator[Outcome]:
     if params.forbidden:
         folded = answer.casefold()
         found = [word for word in params.forbidden if word.casefold() in folded]
-        wanted = f"none of {', '.join(map(quote, params.forbidden))}"
-        yield not found, wanted + (f" (found {', '.join(map(quote, found))})" if found else "")
+        wanted = f"forbidden {', '.join(map(quote, params.forbidden))}"
+        shown = f"found {', '.join(map(quote, found))}" if found else "found none of them"
+        yield not found, f"{wanted} ({shown})"
 
 
 CONSTRAINTS: tuple[Callable[[ResponseShapeParams, str], Iterator[Outcome]], ...] = (

@@ -127,15 +127,19 @@ def contains(params: ContainsParams, evidence: Evidence) -> CheckResult:
     needles = params.needles()
     found = [needle for needle in needles if fold(needle) in answer]
     missing = [needle for needle in needles if needle not in found]
+    # The constraint, then what was found: never a bare list that reads as its own opposite.
     listed = ", ".join(map(quote, needles))
+    wanted = f"contains {listed}" if len(needles) == 1 else f"contains {params.mode} of {listed}"
+    shown = quote(evidence.answer)
     if params.mode == "any":
         if found:
-            return CheckResult.of(True, f"answer contains {quote(found[0])}")
-        return CheckResult.of(False, f"none of {listed} in answer {quote(evidence.answer)}")
+            return CheckResult.of(True, f"{wanted}: found {', '.join(map(quote, found))}")
+        return CheckResult.of(False, f"{wanted}: found none in answer {shown}")
     if not missing:
-        return CheckResult.of(True, f"answer contains {listed}")
+        return CheckResult.of(True, f"{wanted}: found {'it' if len(needles) == 1 else 'all'}")
+    present = f" (found {', '.join(map(quote, found))})" if found else ""
     return CheckResult.of(
-        False, f"missing {', '.join(map(quote, missing))} in answer {quote(evidence.answer)}"
+        False, f"{wanted}: missing {', '.join(map(quote, missing))}{present} in answer {shown}"
     )
 
 

@@ -8,9 +8,14 @@ from typing import Annotated
 import typer
 
 from benchyard.cli import (
+    audit_commands,
+    automation_commands,
     benchmark_commands,
     compare_commands,
     fake_llm_commands,
+    import_commands,
+    interop_commands,
+    model_commands,
     queue_commands,
     report_commands,
     run_commands,
@@ -64,9 +69,24 @@ COMMANDS = (
     compare_commands.rescore,
     fake_llm_commands.fake_llm,
     web_commands.serve,
+    audit_commands.gate,
+    model_commands.speed,
+    model_commands.status,
+    model_commands.pairwise,
+    automation_commands.mcp,
+    interop_commands.export,
 )
 for command in COMMANDS:
     app.command()(command)
+app.command(name="import")(import_commands.import_benchmark)
+app.command(name="grade-patches")(import_commands.grade_patches)
+app.command(name="import-run")(interop_commands.import_run)
+for group in (
+    automation_commands.proposals_app,
+    automation_commands.schedule_app,
+    automation_commands.webhooks_app,
+):
+    app.add_typer(group)
 
 
 def main() -> None:

@@ -8,10 +8,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import SandboxOption
+from benchyard.cli.options import ListFormatOption, SandboxOption, check_list_format
 
 if TYPE_CHECKING:
     pass
+
+GITIGNORE_LINE = ".benchyard/"
 
 
 @handle_errors
@@ -29,7 +31,22 @@ def init(
         else:
             target.write_text(content, encoding="utf-8")
             typer.echo(f"wrote {target}")
+    typer.echo(_ignore_store(directory / ".gitignore"))
     typer.echo("next: benchyard run starter --agent example   (or --agent oracle)")
+
+
+def _ignore_store(gitignore: Path) -> str:
+    """Add `.benchyard/` (the default store and the demo's) to .gitignore, once."""
+    if not gitignore.exists():
+        gitignore.write_text(GITIGNORE_LINE + "\n", encoding="utf-8")
+        return f"wrote {gitignore} (ignores {GITIGNORE_LINE}, where the store lives)"
+    text = gitignore.read_text(encoding="utf-8")
+    patterns = {line.strip().lstrip("/").rstrip("/") for line in text.splitlines()}
+    if GITIGNORE_LINE.rstrip("/") in patterns:
+        return f"kept existing {gitignore} (it already ignores {GITIGNORE_LINE})"
+    separator = "" if not text or text.endswith("\n") else "\n"
+    gitignore.write_text(text + separator + GITIGNORE_LINE + "\n", encoding="utf-8")
+    return f"added {GITIGNORE_LINE} to {gitignore} (where the store lives)"
 
 
 @handle_errors
@@ -37,35 +54,84 @@ def validate(
     path: Annotated[str, typer.Argument(help="A benchmark directory or built-in name.")],
 ) -> None:
     """Check a benchmark's files and list every problem with file, line and field."""
+    from benchyard.report.render import plural
     from benchyard.spec.loader import load_benchmark
 
     benchmark = load_benchmark(path)
     categories = sorted({s.category for s in benchmark.scenarios})
     typer.echo(
-        f"ok: {benchmark.name} {benchmark.version}: {len(benchmark.scenarios)} scenarios in "
-        f"{len(categories)} categories ({', '.join(categories)}); {benchmark.content_hash}"
+        f"ok: {benchmark.name} {benchmark.version}: {plural(len(benchmark.scenarios), 'scenario')} "
+        f"in {plural(len(categories), 'category', 'categories')} ({', '.join(categories)}); "
+        f"{benchmark.content_hash}"
     )
 
 
 @handle_errors
-def benchmarks() -> None:
+def benchmarks(format: ListFormatOption = "table") -> None:
     """List the built-in benchmark library and the benchmarks under the current directory."""
+    from benchyard.report.listing import BenchmarkEntry, dump_json
+    from benchyard.report.render import plural
     from benchyard.spec.library import builtin_benchmarks, local_benchmarks
     from benchyard.spec.loader import load_benchmark
     from benchyard.spec.problems import BenchmarkInvalid
 
+    check_list_format(format)
     entries = [(name, path, "built-in") for name, path in builtin_benchmarks().items()]
     entries += [
         (str(path.relative_to(Path.cwd().resolve())) or ".", path, "local")
         for path in local_benchmarks(Path.cwd())
     ]
+    listed = []
     for label, path, origin in entries:
         try:
             benchmark = load_benchmark(path)
-            detail = f"{benchmark.version}  {len(benchmark.scenarios)} scenarios  {benchmark.manifest.description}"
+            entry = BenchmarkEntry(
+                label=label,
+                origin=origin,
+                path=str(path),
+                valid=True,
+                name=benchmark.name,
+                version=benchmark.version,
+                hash=benchmark.content_hash,
+                scenarios=len(benchmark.scenarios),
+                categories=sorted({s.category for s in benchmark.scenarios}),
+                description=benchmark.manifest.description,
+            )
         except BenchmarkInvalid as invalid:
-            detail = f"invalid ({len(invalid.problems)} problems; run `benchyard validate {label}`)"
-        typer.echo(f"{label:<28} {origin:<9} {detail}")
+            entry = BenchmarkEntry(
+                label=label,
+                origin=origin,
+                path=str(path),
+                valid=False,
+                problems=len(invalid.problems),
+            )
+        listed.append(entry)
+    if format == "json":
+        typer.echo(dump_json(listed), nl=False)
+        return
+    for entry in listed:
+        if entry.valid:
+            scenarios = plural(entry.scenarios or 0, "scenario")
+            detail = f"{entry.version}  {scenarios}  {entry.description}"
+        else:
+            detail = (
+                f"invalid ({plural(entry.problems or 0, 'problem')}; "
+                f"run `benchyard validate {entry.label}`)"
+            )
+        typer.echo(f"{entry.label:<28} {entry.origin:<9} {detail}")
+    _list_formats()
+
+
+def _list_formats() -> None:
+    """The import formats, after the benchmarks (docs/importers.md)."""
+    from benchyard.importers.registry import format_names, get_importer
+
+    typer.echo(
+        "formats (`benchyard import FORMAT SOURCE`, or format: and source: in benchmark.yaml):"
+    )
+    for name in format_names():
+        importer = get_importer(name)
+        typer.echo(f"{name:<28} {'format':<9} {importer.format_version}  {importer.summary}")
 
 
 @handle_errors
@@ -75,6 +141,7 @@ def verify(
 ) -> None:
     """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
     Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
+    from benchyard.report.render import plural
     from benchyard.runner.api import verify_benchmark
     from benchyard.spec.loader import load_benchmark
 
@@ -83,8 +150,14 @@ def verify(
     broken = [outcome for outcome in outcomes if not outcome.ok]
     for outcome in broken:
         typer.echo(f"broken: {outcome.scenario_id}: {outcome.reason}")
+    from benchyard.runner.verify_counts import counts_line
+
+    line = counts_line(outcomes)
+    if line:
+        typer.echo(line)
     typer.echo(
-        f"{loaded.name} {loaded.version}: {len(outcomes)} scenarios verified, {len(broken)} broken"
+        f"{loaded.name} {loaded.version}: {plural(len(outcomes), 'scenario')} verified, "
+        f"{len(broken)} broken"
     )
     if broken:
         raise typer.Exit(1)

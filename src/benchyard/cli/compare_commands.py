@@ -86,9 +86,15 @@ def compare(
     if len(run_refs) < 2:
         raise typer.BadParameter("give a baseline run and at least one run to compare with it")
     store = open_store(db, load_project())
+    resolved = [store.resolve_run(ref) for ref in run_refs]
+    if any(run.kind == "speed" for run in resolved):
+        from benchyard.cli.model_commands import compare_speed
+
+        compare_speed(store, resolved, format, output, allow_version_mismatch)
+        return
     comparison = compare_runs(
         store,
-        [store.resolve_run(ref) for ref in run_refs],
+        resolved,
         alpha=alpha,
         merged=merged,
         allow_version_mismatch=allow_version_mismatch,
@@ -161,6 +167,7 @@ def rescore(
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.render import print_report
     from benchyard.report.build import build_report
+    from benchyard.report.render import plural
     from benchyard.runner.rescore import rescore_run
 
     store = open_store(db, load_project())
@@ -175,7 +182,7 @@ def rescore(
     for line in flipped:
         typer.echo(line, err=True)
     typer.echo(
-        f"rescored run {original.id[:8]}: {outcome.regraded} attempts graded again, "
+        f"rescored run {original.id[:8]}: {plural(outcome.regraded, 'attempt')} graded again, "
         f"{outcome.copied} kept as they were, {len(flipped)} flipped",
         err=True,
     )

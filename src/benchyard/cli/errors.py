@@ -26,7 +26,8 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
             if problems is not None:
                 for problem in problems:
                     typer.echo(str(problem), err=True)
-                typer.echo(f"{len(problems)} problem(s) found", err=True)
+                count = len(problems)
+                typer.echo(f"{count} problem{'' if count == 1 else 's'} found", err=True)
                 raise typer.Exit(1) from None
             typer.echo(f"error: {error}", err=True)
             raise typer.Exit(2) from None

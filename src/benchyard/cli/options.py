@@ -43,6 +43,17 @@ AllowUnsandboxedOption = Annotated[
 ]
 
 
+ListFormatOption = Annotated[str, typer.Option("--format", help="table or json.")]
+LIST_FORMATS = ("table", "json")
+
+
+def check_list_format(format: str) -> None:
+    if format not in LIST_FORMATS:
+        raise typer.BadParameter(
+            f"'{format}' is not one of {', '.join(LIST_FORMATS)}", param_hint="--format"
+        )
+
+
 class OnCrash(StrEnum):
     resume = "resume"
     fail = "fail"

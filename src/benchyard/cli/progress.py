@@ -1,4 +1,6 @@
-"""The live progress bar: attempts done, with passed / failed / timeout / error counters."""
+"""The live progress bar: attempts done, with passed / failed / timeout / error counters, the
+time taken and an estimate of the time left, and the nodes they ran on when that is not this
+machine alone (the Ray executor); a legend of its symbols is printed above it."""
 
 from __future__ import annotations
 
@@ -11,12 +13,16 @@ if TYPE_CHECKING:
 
     from benchyard.store.records import AttemptRecord, RunRecord
 
+LEGEND = "✓ passed  ✗ failed  ⧖ timed out  ! error (not counted)  ↻ retried;  elapsed, eta"
+NODES_SHOWN = 3  # nodes named on the bar; more are counted
+
 
 class ProgressObserver:
     def __init__(self, total: int, enabled: bool = True) -> None:
         self.total = total
         self.enabled = enabled
         self.counts: Counter[str] = Counter()
+        self.nodes: Counter[str] = Counter()  # finished attempts per node they ran on
         self.finished = 0
         self.run_id: str | None = None
         self._progress: Progress | None = None
@@ -31,6 +37,7 @@ class ProgressObserver:
                 Progress,
                 TextColumn,
                 TimeElapsedColumn,
+                TimeRemainingColumn,
             )
 
             self._progress = Progress(
@@ -39,13 +46,17 @@ class ProgressObserver:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[counts]}"),
                 TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+                TextColumn("{task.fields[nodes]}"),
                 console=Console(stderr=True),
                 refresh_per_second=8,
                 transient=False,
             )
+            self._progress.console.print(LEGEND, style="dim", highlight=False)
             self._progress.start()
             self._task = self._progress.add_task(
-                "run", total=self.total, counts=self._counts_text()
+                "run", total=self.total, counts=self._counts_text(), nodes=""
             )
         return self
 
@@ -69,8 +80,25 @@ class ProgressObserver:
         else:
             self.counts[record.verdict] += 1
             self.finished += 1
+            if record.node:
+                self.nodes[record.node] += 1
         if self._progress is not None and self._task is not None:
-            self._progress.update(self._task, completed=self.finished, counts=self._counts_text())
+            self._progress.update(
+                self._task,
+                completed=self.finished,
+                counts=self._counts_text(),
+                nodes=self.nodes_text(),
+            )
+
+    def nodes_text(self) -> str:
+        """`on NODE n, NODE n` where attempts ran elsewhere than this machine, or on several."""
+        from benchyard.runner.provenance import host_name
+
+        if not self.nodes or list(self.nodes) == [host_name()]:
+            return ""
+        shown = [f"{node} {count}" for node, count in self.nodes.most_common(NODES_SHOWN)]
+        more = len(self.nodes) - NODES_SHOWN
+        return "on " + ", ".join(shown) + (f" (+{more} more nodes)" if more > 0 else "")
 
     def _counts_text(self) -> str:
         c = self.counts

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
+from benchyard.cli.executor_options import ConcurrencyOption, ExecutorOption, RayAddressOption
 from benchyard.cli.options import DbOption, RunArg
 
 if TYPE_CHECKING:
@@ -16,8 +17,11 @@ if TYPE_CHECKING:
 
 
 def tell_queued(run: RunRecord) -> None:
+    from benchyard.report.render import plural
+
     typer.echo(
-        f"queued run {run.id} ({run.planned_attempts} attempts); start a worker: benchyard worker",
+        f"queued run {run.id} ({plural(run.planned_attempts, 'attempt')}); start a worker: "
+        "benchyard worker",
         err=True,
     )
     typer.echo(run.id)
@@ -29,9 +33,7 @@ def _log(message: str) -> None:
 
 @handle_errors
 def worker(
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Attempts at once.")
-    ] = 8,
+    concurrency: ConcurrencyOption = None,
     drain: Annotated[
         bool, typer.Option("--drain", help="Stop once the queue is empty instead of waiting.")
     ] = False,
@@ -56,15 +58,21 @@ def worker(
             "--work-root", help="Where attempt workdirs go (default /dev/shm, else $TMPDIR)."
         ),
     ] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     db: DbOption = None,
 ) -> None:
-    """Execute queued runs in this process; several workers may share one PostgreSQL store."""
+    """Execute queued runs in this process (or on a Ray cluster, with --executor ray); several
+    workers may share one PostgreSQL store."""
     from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.executor_options import open_executor
     from benchyard.runner.api import run_worker
     from benchyard.runner.execute import default_work_root
     from benchyard.runner.worker import WorkerOptions
 
     store = open_store(db, load_project())
+    where = open_executor(executor, ray_address, _log)
+    concurrency = where.lanes(concurrency)
     options = WorkerOptions(
         concurrency=concurrency,
         lease_sec=lease,
@@ -73,8 +81,14 @@ def worker(
         run_id=store.resolve_run(run_ref).id if run_ref else None,
         work_root=str(work_root) if work_root else default_work_root(),
     )
-    _log(f"worker started ({concurrency} at once{', until the queue is empty' if drain else ''})")
-    run_worker(store, options, _log)
+    on = "" if where.name == "local" else f" on {where.name}"
+    _log(
+        f"worker started ({concurrency} at once{on}{', until the queue is empty' if drain else ''})"
+    )
+    try:
+        run_worker(store, options, _log, where)
+    finally:
+        where.close()
     _log("worker stopped")
 
 
@@ -82,6 +96,7 @@ def worker(
 def cancel(run_ref: RunArg, db: DbOption = None) -> None:
     """Cancel a queued or running run; the attempts that finished are kept."""
     from benchyard.cli.context import load_project, open_store
+    from benchyard.report.render import plural
     from benchyard.runner.provenance import host_name
     from benchyard.store.queue import Queue
 
@@ -89,6 +104,6 @@ def cancel(run_ref: RunArg, db: DbOption = None) -> None:
     run = store.resolve_run(run_ref)
     stopped = Queue(store).stop_run(run.id, "cancelled", f"cancelled from {host_name()}")
     typer.echo(
-        f"cancelled run {run.id[:8]}: kept {stopped.kept} finished attempts, "
+        f"cancelled run {run.id[:8]}: kept {plural(stopped.kept, 'finished attempt')}, "
         f"dropped {stopped.dropped} queued or running"
     )

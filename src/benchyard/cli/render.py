@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from benchyard.report.model import RunReport
-from benchyard.report.render import shorten, to_rich
+from benchyard.report.render import plural, shorten, to_rich
 from benchyard.runner.failures import CLAIMED_KINDS
+from benchyard.runner.trajectory import Event
+from benchyard.store.browse import node_counts
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 
@@ -58,9 +62,12 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         "passed",
         "errors",
         "parent",
+        "nodes",
     ):
         table.add_column(column)
     counts = store.verdict_counts([run.id for run in runs])
+    nodes = node_counts(store, [run.id for run in runs])
+    calls = _speed_calls(store, runs)
     for run in runs:
         verdicts = counts.get(run.id, {})
         finished, passed = sum(verdicts.values()), verdicts.get("passed", 0)
@@ -72,36 +79,89 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             Text(run.agent_name),
             _commit(run),
             run.status,
-            f"{finished}/{run.planned_attempts}",
+            f"{calls[run.id]}/{run.planned_attempts} calls"
+            if run.id in calls
+            else f"{finished}/{run.planned_attempts}",
             str(passed),
             Text(str(errors), style="bold red" if errors else ""),
             (run.parent_run_id or "")[:8],
+            Text(nodes_text(nodes.get(run.id, {}))),
         )
     _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")
+
+
+def nodes_text(counts: dict[str, int]) -> str:
+    """Where a run's attempts ran: the node's name when one, else how many nodes."""
+    if len(counts) == 1:
+        return next(iter(counts))
+    return f"{len(counts)} nodes" if counts else ""
+
+
+def _speed_calls(store: Store, runs: list[RunRecord]) -> dict[str, int]:
+    """Calls measured by each speed run (`benchyard speed`), which has no attempts."""
+    speed = [run.id for run in runs if run.kind == "speed"]
+    if not speed:
+        return {}
+    from benchyard.speed.records import sample_counts
+
+    counts = sample_counts(store, speed, with_warmup=True)
+    return {run_id: counts.get(run_id, 0) for run_id in speed}
 
 
 def _moment(moment: datetime | None) -> str:
     return "not yet" if moment is None else moment.strftime("%Y-%m-%d %H:%M:%S")
 
 
+def readable_lines(values: Mapping[str, Any], indent: str = "  ") -> list[str]:
+    """Settings or an agent's configuration as `key: value` lines, nested mappings indented,
+    lists joined, None as 'none' and booleans as yes/no: no Python reprs."""
+    lines = []
+    for key, value in values.items():
+        if isinstance(value, Mapping):
+            lines.append(f"{indent}{key}:" + ("" if value else " none"))
+            lines += readable_lines(value, indent + "  ")
+        else:
+            lines.append(f"{indent}{key}: {_readable(value)}")
+    return lines
+
+
+def _readable(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list | tuple):
+        return ", ".join(_readable(item) for item in value) if value else "none"
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} {_readable(v)}" for k, v in value.items()) or "none"
+    return str(value)
+
+
+def _diff_note(run: RunRecord) -> str:
+    return f" (uncommitted diff {run.agent_diff_hash[:19]})" if run.agent_diff_hash else ""
+
+
 def print_run(store: Store, run: RunRecord) -> None:
     console = _console()
-    console.print(
-        Text(
-            f"run {run.id} ({run.status})\n"
-            f"benchmark {run.benchmark_name} {run.benchmark_version} {run.benchmark_hash}\n"
-            f"  at {run.benchmark_path}\n"
-            f"agent {run.agent_name} {run.agent_config}\n"
-            f"commit {_commit(run)} in {run.agent_repo or '(not a git repository)'}\n"
-            f"settings {run.settings}\n"
-            f"benchyard {run.benchyard_version} on {run.host}; started {_moment(run.started_at)}, "
-            f"finished {_moment(run.finished_at)}"
-            + (f"\nre-runs {run.parent_run_id}" if run.parent_run_id else "")
-        )
-    )
+    lines = [
+        f"run {run.id} ({run.status})",
+        f"benchmark {run.benchmark_name} {run.benchmark_version} {run.benchmark_hash}",
+        f"  at {run.benchmark_path}",
+        f"agent {run.agent_name}",
+        *readable_lines(run.agent_config),
+        f"commit {_commit(run)}{_diff_note(run)} in {run.agent_repo or '(not a git repository)'}",
+        "settings",
+        *readable_lines(run.settings),
+        f"benchyard {run.benchyard_version} on {run.host}; started {_moment(run.started_at)}, "
+        f"finished {_moment(run.finished_at)}",
+    ]
+    if run.parent_run_id:
+        lines.append(f"re-runs {run.parent_run_id}")
+    console.print(Text("\n".join(lines)))
     _print_run_history(console, store, run)
     table = Table()
-    for column in ("scenario", "epoch", "try", "verdict", "kind", "score", "turns", "sec", "cause"):
+    columns = ("scenario", "epoch", "try", "verdict", "kind", "score", "turns", "sec", "node")
+    for column in (*columns, "cause"):
         table.add_column(column, overflow="fold")
     for attempt in store.attempts(run.id, include_superseded=True):
         table.add_row(
@@ -113,6 +173,7 @@ def print_run(store: Store, run: RunRecord) -> None:
             f"{attempt.score:.2f}",
             str(attempt.turns),
             f"{attempt.duration_sec:.2f}",
+            Text(attempt.node or ""),
             Text(shorten(attempt.cause or "", 100)),
         )
     console.print(table)
@@ -133,7 +194,7 @@ def _print_run_history(console: Console, store: Store, run: RunRecord) -> None:
             Text(
                 f"resume {number}/{len(resumes)} at {resume.at:%Y-%m-%d %H:%M:%S}: worker "
                 f"{resume.lost_worker} was lost ({resume.cause}); {resume.by_worker} kept "
-                f"{resume.kept} finished attempts, {what} {resume.requeued}"
+                f"{plural(resume.kept, 'finished attempt')}, {what} {resume.requeued}"
             )
         )
 
@@ -159,7 +220,8 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
         Text(
             f"verdict {attempt.verdict}{_kind(attempt)}  score {attempt.score:.2f}  "
             f"turns {attempt.turns}  "
-            f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}",
+            f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}"
+            + (f"  on {attempt.node}" if attempt.node else ""),
             style=VERDICT_STYLES.get(attempt.verdict, ""),
         )
     )
@@ -171,12 +233,9 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
     console.print(Text("trajectory:", style="bold"))
     for event in attempt.trajectory or []:
         who = event.role or event.kind
-        tokens = (
-            f" [{event.tokens_in or 0}/{event.tokens_out or 0} tok]"
-            if event.tokens_in or event.tokens_out
-            else ""
+        console.print(
+            Text(f"  {event.kind:<11} {who:<9}{_call_figures(event)} {shorten(event.content, 400)}")
         )
-        console.print(Text(f"  {event.kind:<11} {who:<9}{tokens} {shorten(event.content, 400)}"))
     for name, text, dropped in (
         ("stdout", attempt.stdout, attempt.stdout_dropped_bytes),
         ("stderr", attempt.stderr, attempt.stderr_dropped_bytes),
@@ -190,6 +249,21 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
                 )
     if attempt.patch:
         _print_patch(console, attempt.patch)
+
+
+def _call_figures(event: Event) -> str:
+    """A model call's tokens in/out, time to first token, latency and cost, as far as known:
+    ' [812/40 tok, ttft 0.21s, 1.30s, $0.0011]'."""
+    parts = []
+    if event.tokens_in or event.tokens_out:
+        parts.append(f"{event.tokens_in or 0}/{event.tokens_out or 0} tok")
+    if event.ttft_sec is not None:
+        parts.append(f"ttft {event.ttft_sec:.2f}s")
+    if event.latency_sec is not None:
+        parts.append(f"latency {event.latency_sec:.2f}s")
+    if event.cost_usd is not None:
+        parts.append(f"${event.cost_usd:.4f}")
+    return f" [{', '.join(parts)}]" if parts else ""
 
 
 def _kind(attempt: AttemptRecord) -> str:

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 if TYPE_CHECKING:
-    pass
+    from benchyard.store.records import RunRecord
+    from benchyard.store.store import Store
 
 
 @handle_errors
@@ -22,14 +23,26 @@ def runs(
     benchmark: Annotated[
         str | None, typer.Option("--benchmark", help="Only runs of this benchmark.")
     ] = None,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """The run history, newest first, with each run's commit."""
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.render import print_runs
+    from benchyard.report.listing import dump_json, run_entry
 
+    check_list_format(format)
     store = open_store(db, load_project())
-    print_runs(store, store.list_runs(limit, benchmark))
+    listed = store.list_runs(limit, benchmark)
+    if format == "json":
+        from benchyard.store.browse import node_counts
+
+        counts = store.verdict_counts([run.id for run in listed])
+        nodes = node_counts(store, [run.id for run in listed])
+        entries = [run_entry(run, counts.get(run.id, {}), nodes.get(run.id)) for run in listed]
+        sys.stdout.write(dump_json(entries))
+        return
+    print_runs(store, listed)
 
 
 @handle_errors
@@ -38,18 +51,44 @@ def show(
     scenario: Annotated[
         str | None, typer.Argument(help="A scenario id: show its attempts in full.")
     ] = None,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """A run's settings and attempts, or one scenario's attempts with checks and trajectory."""
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.render import print_run, print_scenario_attempts
 
+    check_list_format(format)
     store = open_store(db, load_project())
     found = store.resolve_run(run_ref)
+    if found.kind == "speed":  # a speed run: its measured calls, no attempts
+        from benchyard.cli.model_commands import show_speed_run
+
+        show_speed_run(store, found, format)
+        return
+    if format == "json":
+        sys.stdout.write(_shown_json(store, found, scenario))
+        return
     if scenario is None:
         print_run(store, found)
     else:
         print_scenario_attempts(store, found, scenario)
+
+
+def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:
+    from benchyard.report.build import run_info
+    from benchyard.report.listing import RunShown, attempt_view, dump_json
+
+    attempts = store.attempts(
+        run.id, include_superseded=True, with_evidence=scenario is not None, scenario_id=scenario
+    )
+    shown = RunShown(
+        run=run_info(store, run),
+        planned_attempts=run.planned_attempts,
+        scenario_id=scenario,
+        attempts=[attempt_view(attempt, scenario is not None) for attempt in attempts],
+    )
+    return dump_json(shown)
 
 
 @handle_errors
@@ -57,7 +96,9 @@ def report(
     run_refs: Annotated[
         list[str], typer.Argument(help="One or more runs (id, prefix, latest, latest~N).")
     ],
-    format: Annotated[str, typer.Option("--format", help="table, json or md.")] = "table",
+    format: Annotated[
+        str, typer.Option("--format", help="table, json, md, audit or junit (CI test reports).")
+    ] = "table",
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write to this file.")
     ] = None,
@@ -72,10 +113,27 @@ def report(
     from benchyard.report.build import build_report
     from benchyard.report.render import to_markdown
 
-    if format not in ("table", "json", "md"):
-        raise typer.BadParameter(f"'{format}' is not one of table, json, md", param_hint="--format")
+    if format not in ("table", "json", "md", "audit", "junit"):
+        raise typer.BadParameter(
+            f"'{format}' is not one of table, json, md, audit, junit", param_hint="--format"
+        )
     store = open_store(db, load_project())
-    reports = [build_report(store, store.resolve_run(ref), merged=merged) for ref in run_refs]
+    resolved = [store.resolve_run(ref) for ref in run_refs]
+    if format == "audit":  # one audit artefact per model (docs/sre.md#the-audit-artefact)
+        from benchyard.cli.audit_commands import write_audits
+
+        write_audits(store, resolved, output, merged)
+        return
+    if any(run.kind == "speed" for run in resolved):  # speed runs, or speed next to ability
+        from benchyard.cli.model_commands import render_speed_runs
+
+        render_speed_runs(store, resolved, format, output)
+        return
+    reports = [] if format == "junit" else [build_report(store, r, merged=merged) for r in resolved]
+    if format == "junit":  # one testcase per scenario and epoch (docs/ci.md)
+        from benchyard.report.junit import junit_runs, to_junit
+
+        text = to_junit(junit_runs(store, resolved, merged))
     if format == "table":
         for built in reports:
             print_report(built, path=output)
@@ -83,10 +141,13 @@ def report(
     if format == "json":
         payload = [r.model_dump(mode="json") for r in reports]
         text = json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
-    else:
-        text = to_markdown(reports)
+    elif format == "md":  # fit for $GITHUB_STEP_SUMMARY (docs/ci.md)
+        from benchyard.report.step_summary import fit_step_summary
+
+        text = fit_step_summary(to_markdown(reports), [run.id[:8] for run in resolved])
     if output is None:
         sys.stdout.write(text)
     else:
+        output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {output}", err=True)

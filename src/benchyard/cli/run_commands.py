@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
+from benchyard.cli.executor_options import ConcurrencyOption, ExecutorOption, RayAddressOption
 from benchyard.cli.options import (
     AllowNetworkOption,
     AllowUnsandboxedOption,
@@ -17,11 +18,45 @@ from benchyard.cli.options import (
     RunArg,
     SandboxOption,
 )
+from benchyard.cli.spend_options import (
+    BudgetOption,
+    ForecastOutOption,
+    PilotOnlyOption,
+    PilotOption,
+    PilotSeedOption,
+    spend_gate,
+    tell_stopped,
+)
+from benchyard.report.gate import GateOn
 
 if TYPE_CHECKING:
-    from benchyard.runner.execute import RunObserver
+    from benchyard.runner.execute import RunObserver, RunSettings
     from benchyard.store.records import RunRecord
     from benchyard.store.store import Store
+
+FailUnderOption = Annotated[
+    float | None,
+    typer.Option(
+        "--fail-under",
+        min=0.0,
+        max=1.0,
+        help="Exit 1 when accuracy (or, with --fail-under-on lower-bound, the lower bound of its "
+        "95% Wilson interval) is under this rate, e.g. 0.8. A run whose every attempt errored or "
+        "timed out exits 3 whatever the rate.",
+    ),
+]
+FailUnderOnOption = Annotated[
+    GateOn,
+    typer.Option("--fail-under-on", help="What --fail-under compares: accuracy, or lower-bound."),
+]
+AgentRepoOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--agent-repo",
+        help="The agent's git repository, for the commit tag (default: the repository of the "
+        "script the agent's command runs; for an agent without one, the current directory).",
+    ),
+]
 
 
 @handle_errors
@@ -36,12 +71,26 @@ def run(
     agent_cmd: Annotated[
         str | None, typer.Option("--agent-cmd", help="An inline command agent.")
     ] = None,
-    concurrency: Annotated[
-        int, typer.Option("--concurrency", "-j", min=1, help="Attempts at once.")
-    ] = 8,
+    agent_name: Annotated[
+        str | None,
+        typer.Option(
+            "--agent-name",
+            help="A name for the --agent-cmd agent (default 'command'), so that history and "
+            "compare tell agents apart.",
+        ),
+    ] = None,
+    concurrency: ConcurrencyOption = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Attempts per scenario.")] = 1,
     limit: Annotated[
         int | None, typer.Option("--limit", min=1, help="Run only the first N scenarios.")
+    ] = None,
+    profile: Annotated[
+        str | None,
+        typer.Option(
+            "--profile",
+            help="quick, standard, full (the default) or a profile of benchmark.yaml: a subset "
+            "that fits a time budget; --filter and --limit then apply within it.",
+        ),
     ] = None,
     filters: Annotated[
         list[str] | None,
@@ -64,11 +113,12 @@ def run(
     retry_backoff: Annotated[
         float, typer.Option("--retry-backoff", min=0, help="First retry delay in seconds.")
     ] = 1.0,
-    agent_repo: Annotated[
-        Path, typer.Option("--agent-repo", help="The agent's git repository, for the commit tag.")
-    ] = Path("."),
+    agent_repo: AgentRepoOption = None,
     keep_workdirs: Annotated[
-        bool, typer.Option("--keep-workdirs", help="Keep each attempt's workdir after the run.")
+        bool,
+        typer.Option(
+            "--keep-workdirs", help="Keep each attempt's workdir after the run (and say where)."
+        ),
     ] = False,
     work_root: Annotated[
         Path | None,
@@ -91,21 +141,39 @@ def run(
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
     allow_network: AllowNetworkOption = False,
+    fail_under: FailUnderOption = None,
+    fail_under_on: FailUnderOnOption = GateOn.accuracy,
+    pilot: PilotOption = None,
+    pilot_only: PilotOnlyOption = False,
+    pilot_seed: PilotSeedOption = 0,
+    budget: BudgetOption = None,
+    forecast_out: ForecastOutOption = None,
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar and no report.")
     ] = False,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
     db: DbOption = None,
 ) -> None:
-    """Run a benchmark against an agent; every attempt lands in the store."""
+    """Run a benchmark against an agent; every attempt lands in the store. Exits 0, 1 under
+    --fail-under, 3 when every attempt errored or timed out (see docs/exit-codes.md)."""
     from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.executor_options import open_executor
     from benchyard.runner.api import execute, judge_for, plan_run, resolve_agent
     from benchyard.runner.execute import RunSettings, default_work_root
     from benchyard.sandbox.registry import default_sandbox_name
     from benchyard.spec.loader import load_benchmark
 
+    if enqueue and (executor != "local" or ray_address):
+        raise typer.BadParameter(
+            "a queued run executes where its worker runs it: give --executor to `benchyard worker`",
+            param_hint="--executor",
+        )
     config = load_project()
-    chosen = resolve_agent(config, agent, agent_cmd)
+    chosen = resolve_agent(config, agent, agent_cmd, agent_name)
     loaded = load_benchmark(benchmark)
+    where = open_executor(executor, ray_address)
+    concurrency = where.lanes(concurrency)
     settings = RunSettings(
         concurrency=concurrency,
         epochs=epochs,
@@ -122,8 +190,19 @@ def run(
         sandbox=sandbox or default_sandbox_name(),
         allow_unsandboxed=allow_unsandboxed,
         allow_network=allow_network,
+        profile=None if profile == "full" else profile,
     )
     plan = plan_run(loaded, settings)
+    plan, gate = spend_gate(  # --pilot, --budget (docs/sre.md#pilot-and-budget)
+        plan,
+        concurrency,
+        pilot=pilot,
+        pilot_only=pilot_only,
+        pilot_seed=pilot_seed,
+        budget=budget,
+        enqueue=enqueue,
+        forecast_out=forecast_out,
+    )
     store = open_store(db, config)
     if enqueue:
         from benchyard.cli.queue_commands import tell_queued
@@ -131,22 +210,47 @@ def run(
 
         tell_queued(enqueue_run(store, loaded, chosen, plan, settings, agent_repo=agent_repo))
         return
-    _execute_and_report(
-        store,
-        lambda observer: execute(
-            store, loaded, chosen, plan, settings, agent_repo=agent_repo, observer=observer
-        ),
-        len(plan),
-        quiet,
-    )
+    try:
+        _execute_and_report(
+            store,
+            lambda observer: execute(
+                store,
+                loaded,
+                chosen,
+                plan,
+                settings,
+                agent_repo=agent_repo,
+                observer=observer,
+                gate=gate,
+                executor=where,
+            ),
+            len(plan),
+            quiet,
+            settings,
+            (fail_under, fail_under_on),
+            stopped=lambda: tell_stopped(gate),
+        )
+    finally:
+        where.close()
 
 
 def _execute_and_report(
-    store: Store, start: Callable[[RunObserver], RunRecord], total: int, quiet: bool
+    store: Store,
+    start: Callable[[RunObserver], RunRecord],
+    total: int,
+    quiet: bool,
+    settings: RunSettings,
+    threshold: tuple[float | None, GateOn],
+    merged: bool = False,
+    stopped: Callable[[], None] | None = None,
 ) -> None:
+    """Execute, print the report, say where kept workdirs are, and exit with the run's gate:
+    1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
     from benchyard.cli.progress import ProgressObserver
     from benchyard.cli.render import print_report
     from benchyard.report.build import build_report
+    from benchyard.report.gate import nothing_graded, run_gate
+    from benchyard.report.render import plural
 
     observer = ProgressObserver(total, enabled=not quiet)
     try:
@@ -155,14 +259,49 @@ def _execute_and_report(
     except KeyboardInterrupt:
         run_id = observer.run_id or "?"
         typer.echo(
-            f"interrupted: run {run_id[:8]} kept {observer.finished} finished attempts "
+            f"interrupted: run {run_id[:8]} kept {plural(observer.finished, 'finished attempt')} "
             f"(see `benchyard show {run_id[:8]}`)",
             err=True,
         )
         raise typer.Exit(130) from None
+    report = build_report(store, finished)
     if not quiet:
-        print_report(build_report(store, finished))
+        print_report(report)
+    if settings.keep_workdirs:
+        _tell_kept_workdirs(finished.id, settings.work_root)
+    if stopped is not None:
+        stopped()  # a pilot or budget stopped the run: say why
     typer.echo(f"run {finished.id}  ({finished.status})")
+    fail_under, on = threshold
+    failure = nothing_graded(report.summary)
+    if failure is None and fail_under is not None:
+        gated = build_report(store, finished, merged=True) if merged else report
+        failure = run_gate(gated.summary, fail_under, on)
+    if failure is not None:
+        typer.echo(
+            f"{'below threshold' if failure.exit_code == 1 else 'error'}: {failure.message}",
+            err=True,
+        )
+        raise typer.Exit(failure.exit_code)
+
+
+def _tell_kept_workdirs(run_id: str, work_root: str | None) -> None:
+    from benchyard.report.render import plural
+    from benchyard.runner.worker import kept_scratch
+
+    told = False
+    for scratch in kept_scratch(run_id, work_root):
+        workdirs = sorted(path for path in (scratch / "work").glob("*") if path.is_dir())
+        if workdirs:
+            told = True
+            typer.echo(
+                f"kept {plural(len(workdirs), 'workdir')} in {scratch / 'work'} (one per try, "
+                f"named by attempt id; the protocol files in {scratch / 'io'}); remove them "
+                "when done",
+                err=True,
+            )
+    if not told:
+        typer.echo("--keep-workdirs: this run's agent needs no workdir, so none was kept", err=True)
 
 
 @handle_errors
@@ -182,15 +321,19 @@ def rerun(
         typer.Option("--max-tokens", min=1, help="A new token budget for an openai agent."),
     ] = None,
     concurrency: Annotated[int | None, typer.Option("--concurrency", "-j", min=1)] = None,
-    agent_repo: Annotated[Path, typer.Option("--agent-repo")] = Path("."),
+    agent_repo: AgentRepoOption = None,
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
     allow_network: AllowNetworkOption = False,
+    fail_under: FailUnderOption = None,
+    fail_under_on: FailUnderOnOption = GateOn.accuracy,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     db: DbOption = None,
 ) -> None:
-    """Re-run part of a run into a new run linked to it (`report --merged` shows the combined result)."""
+    """Re-run part of a run into a new run linked to it (`report --merged` shows the combined
+    result; --fail-under gates on that merged result)."""
     from benchyard.cli.context import load_project, open_store
+    from benchyard.report.render import plural
     from benchyard.runner.api import execute, plan_rerun
 
     if failed == recover:
@@ -209,7 +352,7 @@ def rerun(
         overrides["allow_network"] = True
     agent_overrides = {"max_tokens": max_tokens} if max_tokens else {}
     plan = plan_rerun(store, parent, overrides, recover=recover, agent_overrides=agent_overrides)
-    typer.echo(f"re-running {len(plan.plan)} attempts of run {parent.id[:8]}", err=True)
+    typer.echo(f"re-running {plural(len(plan.plan), 'attempt')} of run {parent.id[:8]}", err=True)
     _execute_and_report(
         store,
         lambda observer: execute(
@@ -224,4 +367,7 @@ def rerun(
         ),
         len(plan.plan),
         quiet,
+        plan.settings,
+        (fail_under, fail_under_on),
+        merged=True,
     )

@@ -251,7 +251,14 @@ class ProviderClient:
         import httpx
 
         assembler = StreamAssembler(ChatReply(model=self.config.model))
-        async with http.stream("POST", "chat/completions", json=body) as response:
+        reply = assembler.reply
+
+        async def sent(event: str, _info: Any) -> None:  # httpcore's trace: the request written
+            if event.endswith("send_request_body.complete") and reply.sent_sec is None:
+                reply.sent_sec = time.perf_counter() - clock
+
+        trace = {"trace": sent}
+        async with http.stream("POST", "chat/completions", json=body, extensions=trace) as response:
             if response.status_code >= 400:
                 text = (await response.aread()).decode("utf-8", errors="replace")
                 _raise_for_status(response.status_code, response.headers, text, self._who())
@@ -333,8 +340,21 @@ def _read_line(assembler: StreamAssembler, line: str, clock: float) -> None:
     except (json.JSONDecodeError, RecursionError):
         excerpt = secrets.scrub(payload)[:80]
         raise MalformedReply(f"a streamed chunk is not JSON: {excerpt!r}") from None
-    if assembler.got_token and assembler.reply.ttft_sec is None:
-        assembler.reply.ttft_sec = time.perf_counter() - clock
+    if assembler.got_token:
+        _time_token(assembler, time.perf_counter() - clock)
+
+
+def _time_token(assembler: StreamAssembler, elapsed: float) -> None:
+    """When a chunk that brought tokens arrived: the first of each kind, and the last."""
+    reply = assembler.reply
+    if reply.ttft_sec is None:
+        reply.ttft_sec = elapsed
+    if assembler.got_reasoning and reply.reasoning_ttft_sec is None:
+        reply.reasoning_ttft_sec = elapsed
+    if assembler.got_content and reply.content_ttft_sec is None:
+        reply.content_ttft_sec = elapsed
+    reply.last_token_sec = elapsed
+    reply.token_chunks += 1
 
 
 def _raise_for_status(status: int, headers: Any, text: str, who: str) -> None:

@@ -60,8 +60,29 @@ class FakeReply(_Model):
     completion_tokens: int | None = Field(default=None, ge=0, description="Default: estimated.")
     reasoning_tokens: int | None = Field(default=None, ge=0)
     usage: bool = Field(default=True, description="Report token usage.")
+    stream_usage: bool = Field(
+        default=True,
+        description="Report usage in streamed replies too (llama-cpp-python's server does not).",
+    )
     delay_sec: float = Field(default=0.0, ge=0, description="Wait before the reply starts.")
-    chunk_delay_sec: float = Field(default=0.0, ge=0, description="Wait between streamed chunks.")
+    chunk_delay_sec: float = Field(
+        default=0.0,
+        ge=0,
+        description="Between streamed chunks, on a fixed schedule (no drift): the first token "
+        "comes this long after the response starts, each next one this long after the last.",
+    )
+    prefill_sec_per_token: float = Field(
+        default=0.0,
+        ge=0,
+        description="Wait this long per prompt token (as reported in usage) before the reply "
+        "starts, after delay_sec: a prompt's prefill.",
+    )
+    cached_delay_sec: float | None = Field(
+        default=None,
+        ge=0,
+        description="A request whose messages this reply answered before waits this long "
+        "instead of delay_sec and the prefill: a warm prompt cache.",
+    )
     status: int | None = Field(
         default=None, ge=400, le=599, description="Answer with this HTTP error instead."
     )
@@ -104,6 +125,18 @@ class FakeReply(_Model):
 class FakeScript(_Model):
     replies: list[FakeReply] = Field(default_factory=list)
     default: FakeReply = FakeReply(content="OK")
+    models: list[dict[str, Any]] = Field(
+        default_factory=lambda: [{"id": "fake", "object": "model"}],
+        description="What GET /v1/models lists (llama.cpp's server adds `meta.size`, in bytes).",
+    )
+    props: dict[str, Any] | None = Field(
+        default=None, description="What GET /props answers (llama.cpp's server); 404 when null."
+    )
+    probe_delay_sec: float = Field(
+        default=0.0,
+        ge=0,
+        description="Wait this long before answering GET /v1/models and /props: a distant server.",
+    )
 
 
 class ScriptPlayer:

@@ -14,6 +14,7 @@ In a test (a thread of its own, so sync and async code can both call it):
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import re
@@ -36,6 +37,7 @@ class FakeLLM:
         self.headers: list[dict[str, str]] = []  # each request's headers, names in lower case
         self.server = LoopbackServer(self._handle)
         self._ids = itertools.count(1)
+        self._seen: frozenset[str] = frozenset()  # hashes of messages a cache answered
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -80,8 +82,18 @@ class FakeLLM:
             self._thread.join(timeout=10)
 
     async def _handle(self, request: Request, respond: Responder) -> None:
-        if request.method == "GET" and request.path.rstrip("/").endswith("/models"):
-            await respond.send(200, {"object": "list", "data": [{"id": "fake", "object": "model"}]})
+        loop = asyncio.get_running_loop()
+        arrived = loop.time()  # the request is read: scripted delays count from here
+        script = self.player.script
+        path = request.path.rstrip("/")
+        if request.method == "GET" and (path.endswith("/models") or path == "/props"):
+            await asyncio.sleep(script.probe_delay_sec)
+            if path.endswith("/models"):
+                await respond.send(200, {"object": "list", "data": script.models})
+            elif script.props is not None:
+                await respond.send(200, script.props)
+            else:
+                await respond.send(404, {"error": {"message": "no /props here"}})
             return
         if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
             await respond.send(
@@ -101,7 +113,8 @@ class FakeLLM:
         if reply.echo_headers:
             echoed = f"{reply.content} {json.dumps(request.headers, sort_keys=True)}".strip()
             reply = reply.model_copy(update={"content": echoed})
-        await asyncio.sleep(reply.delay_sec)
+        start_at = arrived + self._wait_sec(reply, body)  # the schedule counts from arrival
+        await asyncio.sleep(start_at - loop.time())
         if reply.fault == "reset":
             respond.reset()
         elif reply.fault == "trickle":
@@ -109,9 +122,20 @@ class FakeLLM:
         elif reply.status is not None:
             await _send_error(respond, reply)
         elif body.get("stream"):
-            await self._stream(respond, reply, body)
+            await self._stream(respond, reply, body, start_at)
         else:
             await self._whole(respond, reply, body)
+
+    def _wait_sec(self, reply: FakeReply, body: dict[str, Any]) -> float:
+        """Before the reply starts: its delay and its prompt's prefill, or a warm cache's delay."""
+        if reply.cached_delay_sec is not None:
+            messages = json.dumps(body.get("messages"), sort_keys=True).encode()
+            key = hashlib.sha256(messages).hexdigest()
+            seen, self._seen = key in self._seen, self._seen | {key}
+            if seen:
+                return reply.cached_delay_sec
+        prompt_tokens: int = _usage(reply, body)["prompt_tokens"]
+        return reply.delay_sec + reply.prefill_sec_per_token * prompt_tokens
 
     async def _whole(self, respond: Responder, reply: FakeReply, body: dict[str, Any]) -> None:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content}
@@ -137,7 +161,11 @@ class FakeLLM:
         send = respond.send_cut if reply.fault == "truncate" else respond.send
         await send(200, data, {"Content-Type": "application/json"})
 
-    async def _stream(self, respond: Responder, reply: FakeReply, body: dict[str, Any]) -> None:
+    async def _stream(
+        self, respond: Responder, reply: FakeReply, body: dict[str, Any], started: float
+    ) -> None:
+        """The chunks on a fixed schedule from `started` (loop time): token k comes k times
+        chunk_delay_sec after it, whatever the work and the sleeps' overshoots in between."""
         envelope = self._envelope(body, "chat.completion.chunk")
         chunks: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
         chunks += [{"reasoning_content": piece} for piece in _PIECE.findall(reply.reasoning)]
@@ -156,17 +184,19 @@ class FakeLLM:
         events.append(
             {**envelope, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish}]}
         )
-        if reply.usage and (body.get("stream_options") or {}).get("include_usage"):
+        wants_usage = (body.get("stream_options") or {}).get("include_usage")
+        if reply.usage and reply.stream_usage and wants_usage:
             events.append({**envelope, "choices": [], "usage": _usage(reply, body)})
         await respond.start(200, {"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         cut_at = len(events) // 2 if reply.fault == "truncate" else None
+        loop = asyncio.get_running_loop()
         for position, event in enumerate(events):
             if position == cut_at:
                 respond.cut()
                 return
             await respond.chunk(b"data: " + json.dumps(event).encode() + b"\n\n")
             if reply.chunk_delay_sec:
-                await asyncio.sleep(reply.chunk_delay_sec)
+                await asyncio.sleep(started + (position + 1) * reply.chunk_delay_sec - loop.time())
         await respond.chunk(b"data: [DONE]\n\n")
         await respond.end()
 

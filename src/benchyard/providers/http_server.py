@@ -222,6 +222,11 @@ class LoopbackServer:
 
     async def _open(self, connection: socket.socket) -> None:
         try:
+            if connection.family in (socket.AF_INET, socket.AF_INET6):
+                # asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, which
+                # create_server's are not: without it, Nagle holds each small write (a streamed
+                # chunk) until the last is acknowledged, up to a delayed ACK's 40 ms.
+                connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             loop = asyncio.get_running_loop()
             reader = asyncio.StreamReader()
             protocol = asyncio.StreamReaderProtocol(reader)

@@ -42,6 +42,14 @@ class ChatReply:
     latency_sec: float = 0.0  # request sent to reply complete, the last try only
     ttft_sec: float | None = None  # to the first streamed token (content, reasoning or tool call)
     cost_usd: float | None = None
+    # Streamed replies, seconds from the try's start (benchyard speed): the request written out
+    # (after a connection, and the client's own work on other requests), the first reasoning
+    # token, the first content or tool-call token, the last token; and the chunks with tokens.
+    sent_sec: float | None = None
+    reasoning_ttft_sec: float | None = None
+    content_ttft_sec: float | None = None
+    last_token_sec: float | None = None
+    token_chunks: int = 0
 
     @property
     def lost_to_reasoning(self) -> bool:
@@ -125,6 +133,8 @@ class StreamAssembler:
     reply: ChatReply
     done: bool = False
     got_token: bool = False
+    got_reasoning: bool = False  # did the last chunk added bring reasoning? content or a tool call?
+    got_content: bool = False
     _calls: dict[int, ModelToolCall] = field(default_factory=dict)
 
     def add(self, chunk: Any) -> None:
@@ -133,6 +143,7 @@ class StreamAssembler:
         if "error" in chunk:
             error = scrub(_text(chunk["error"]))  # before cutting: half a key must not survive
             raise MalformedReply(f"the stream reported an error: {error[:200]}")
+        self.got_reasoning = self.got_content = False
         _read_usage(self.reply, chunk.get("usage"))
         for choice in chunk.get("choices") or []:
             self._add_delta(choice.get("delta") or {})
@@ -144,6 +155,8 @@ class StreamAssembler:
         self.reply.content += _text(delta.get("content"))
         for key in REASONING_KEYS:
             self.reply.reasoning += _text(delta.get(key))
+        self.got_reasoning = len(self.reply.reasoning) != before[1]
+        self.got_content = len(self.reply.content) != before[0] or bool(delta.get("tool_calls"))
         for raw in delta.get("tool_calls") or []:
             index = int(raw.get("index", len(self._calls)))
             call = self._calls.setdefault(index, ModelToolCall(f"call_{index}", "", ""))

@@ -6,6 +6,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict
 
+from benchyard.importers.metrics import PROVENANCE_SETTING, format_metrics
 from benchyard.report.model import (
     AgentIdentity,
     BenchmarkIdentity,
@@ -50,6 +51,7 @@ def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunRe
         failures=[_failure(a) for a in attempts if a.verdict != "passed"],
         flags=review_flags(attempts),
         repeated=repeated_attempts(attempts),
+        format_metrics=format_metrics(run.settings.get(PROVENANCE_SETTING), attempts),
     )
 
 
@@ -59,18 +61,30 @@ def _resume(resume: ResumeRecord) -> Resume:
     return Resume(**values)
 
 
+def run_info(store: Store, run: RunRecord) -> RunInfo:
+    """The report's account of one run: identity, agent, settings, provenance, resumes."""
+    from benchyard.store.queue import Queue
+
+    resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
+    return _run_info(run, [run.id], resumes)
+
+
 def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInfo:
     return RunInfo(
         id=run.id,
         status=run.status,
         benchmark=BenchmarkIdentity(
-            name=run.benchmark_name, version=run.benchmark_version, hash=run.benchmark_hash
+            name=run.benchmark_name,
+            version=run.benchmark_version,
+            hash=run.benchmark_hash,
+            provenance=run.settings.get(PROVENANCE_SETTING),
         ),
         agent=AgentIdentity(
             name=run.agent_name,
             config=run.agent_config,
             commit=run.agent_commit,
             dirty=run.agent_dirty,
+            diff_hash=run.agent_diff_hash,
         ),
         settings=run.settings,
         benchyard_version=run.benchyard_version,
@@ -153,6 +167,7 @@ def _categories(attempts: Iterable[AttemptRecord]) -> dict[str, CategoryCounts]:
             attempts=len(members),
             raw=f"{passed}/{len(counted)}",
             accuracy=_ratio(passed, len(counted)),
+            accuracy_ci95=wilson_interval(passed, len(counted)),
         )
     return result
 
@@ -165,7 +180,9 @@ def _checks(attempts: Iterable[AttemptRecord]) -> dict[str, CheckCounts]:
             tally[0] += int(check.passed)
             tally[1] += 1
     return {
-        name: CheckCounts(passed=p, total=t, pass_rate=_ratio(p, t))
+        name: CheckCounts(
+            passed=p, total=t, pass_rate=_ratio(p, t), pass_rate_ci95=wilson_interval(p, t)
+        )
         for name, (p, t) in sorted(tallies.items())
     }
 

@@ -21,6 +21,7 @@ from benchyard.report.model import (
     CategoryDelta,
     Comparison,
     RunFigures,
+    RunInfo,
     RunReport,
     ScenarioRow,
 )
@@ -80,6 +81,7 @@ def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
                 ("name", run.benchmark_name, first.benchmark_name),
                 ("version", run.benchmark_version, first.benchmark_version),
                 ("content hash", run.benchmark_hash, first.benchmark_hash),
+                ("profile", _profile(run), _profile(first)),
             )
             if here != there
         ]
@@ -92,11 +94,38 @@ def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
 
 
 def _identity(run: RunRecord) -> str:
-    return f"{run.benchmark_name} {run.benchmark_version} ({run.benchmark_hash[:19]})"
+    return (
+        f"{run.benchmark_name} {run.benchmark_version} ({run.benchmark_hash[:19]}, "
+        f"profile {_profile(run)})"
+    )
+
+
+def _profile(run: RunRecord) -> str:
+    """The run's profile (`--profile`, spec/profiles.py): runs of different ones cover different
+    scenarios, and are never compared without saying so."""
+    return str(run.settings.get("profile") or "full")
+
+
+def run_scope(run: RunInfo) -> tuple[bool, str]:
+    """Whether the run covered only part of its benchmark, and what it covered: a rerun of some
+    attempts (unless merged with the runs it re-ran), a profile, filters, a limit."""
+    parts = []
+    if run.parent_run_id and len(run.merged_runs) < 2:
+        parts.append(f"rerun of {run.parent_run_id[:8]}")
+    if run.settings.get("profile"):
+        parts.append(f"profile {run.settings['profile']}")
+    filters = run.settings.get("filters") or []
+    if filters:
+        parts.append("filter " + " ".join(str(f) for f in filters))
+    if run.settings.get("limit"):
+        parts.append(f"limit {run.settings['limit']}")
+    merged = f" (merged over {len(run.merged_runs)} runs)" if len(run.merged_runs) > 1 else ""
+    return bool(parts), ("; ".join(parts) or "all scenarios") + merged
 
 
 def run_figures(report: RunReport) -> RunFigures:
     run, summary = report.run, report.summary
+    partial, scope = run_scope(run)
     return RunFigures(
         id=run.id,
         agent=run.agent.name,
@@ -115,6 +144,8 @@ def run_figures(report: RunReport) -> RunFigures:
         avg_turns=summary.avg_turns,
         p50_sec=summary.durations.p50_sec,
         total_attempt_sec=summary.durations.total_attempt_sec,
+        partial=partial,
+        scope=scope,
     )
 
 

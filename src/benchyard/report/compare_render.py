@@ -201,25 +201,44 @@ def history_markdown(points: list[RunFigures]) -> str:
 
 
 def history_rows(points: list[RunFigures]) -> tuple[list[str], list[list[str]]]:
-    header = ["run", "started", "version", "agent", "commit", "status", "accuracy", "95% CI"]
-    header += ["passed/counted", "errors", "cost"]
-    rows = [
-        [
-            point.id[:8],
-            f"{point.started_at:%Y-%m-%d %H:%M}",
-            point.benchmark.version,
-            point.agent,
-            _commit(point),
-            point.status,
-            percent(point.accuracy),
-            interval(point.accuracy_ci95),
-            f"{point.passed}/{point.counted}",
-            _errors(point),
-            money(point.cost_usd),
-        ]
-        for point in points
-    ]
+    """One row per run, oldest first. A run of part of the benchmark (a rerun, filters, a limit)
+    says so in `scope`, and its accuracy is marked `(partial)`: it is not the benchmark's score.
+    A new benchmark version, or the same version with other content, is marked where it starts."""
+    header = ["run", "started", "version", "agent", "commit", "status", "scope", "accuracy"]
+    header += ["95% CI", "passed/counted", "errors", "cost"]
+    rows = []
+    for before, point in zip([None, *points], points, strict=False):
+        accuracy = percent(point.accuracy) + (" (partial)" if point.partial else "")
+        rows.append(
+            [
+                point.id[:8],
+                f"{point.started_at:%Y-%m-%d %H:%M}",
+                _version(before, point),
+                point.agent,
+                _commit(point),
+                point.status,
+                point.scope,
+                accuracy,
+                interval(point.accuracy_ci95),
+                f"{point.passed}/{point.counted}",
+                _errors(point),
+                money(point.cost_usd),
+            ]
+        )
     return header, rows
+
+
+def _version(before: RunFigures | None, point: RunFigures) -> str:
+    """The benchmark version, marked where it changes from the run before (`new version`), or
+    where the same version's content changed (`edited`: another content hash)."""
+    version = point.benchmark.version
+    if before is None:
+        return version
+    if before.benchmark.version != version:
+        return f"{version} (new version)"
+    if before.benchmark.hash != point.benchmark.hash:
+        return f"{version} (edited: {point.benchmark.hash[:15]})"
+    return version
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:

@@ -1,6 +1,9 @@
 """Attempts and scenarios a human should look at: unusually long attempts, flaky scenarios,
-scores within a margin of a pass threshold, attempts that used all their turns, and attempts whose
-patch changes the test machinery (noted by the `tests` and `diff_quality` checks)."""
+scores within a margin of a pass threshold, attempts that wanted a turn past max_turns, and
+attempts whose patch changes the test machinery (noted by the `tests` and `diff_quality` checks).
+
+`long` compares like with like: the agent's turns beyond the user turns its stimulus scripted (a
+three-turn conversation answered in three turns has none), against the run's median of those."""
 
 from __future__ import annotations
 
@@ -13,8 +16,29 @@ from benchyard.report.model import ReviewFlag
 from benchyard.runner.failures import COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord
 
-LONG_FACTOR = 2.0  # turns over this many times the run's median
+LONG_FACTOR = 2.0  # extra turns over this many times the run's median extra turns...
+LONG_FLOOR = 1.0  # ... a median under this counting as this (a run of one-turn answers)
 NEAR_MARGIN = 0.05  # a partial score this close to its threshold
+
+
+def extra_turns(attempt: AttemptRecord) -> int:
+    """The agent's turns beyond the user turns its stimulus scripted."""
+    return max(attempt.turns - attempt.user_turns, 0)
+
+
+def median_extra_turns(attempts: Sequence[AttemptRecord]) -> float:
+    """The median extra turns of the counted attempts (0 without any)."""
+    counted = [extra_turns(a) for a in attempts if a.verdict in COUNTED_VERDICTS]
+    return statistics.median(counted) if counted else 0
+
+
+def long_limit(median_extra: float) -> float:
+    """Extra turns over this make a counted attempt `long`."""
+    return LONG_FACTOR * max(median_extra, LONG_FLOOR)
+
+
+def is_long(attempt: AttemptRecord, median_extra: float) -> bool:
+    return attempt.verdict in COUNTED_VERDICTS and extra_turns(attempt) > long_limit(median_extra)
 
 
 def review_flags(
@@ -22,23 +46,36 @@ def review_flags(
 ) -> list[ReviewFlag]:
     """Flags over the final attempts of a run, ordered by scenario and epoch."""
     counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
-    median = statistics.median(a.turns for a in counted) if counted else 0
+    median = median_extra_turns(counted)
     flags = []
     for attempt in attempts:
-        if median and attempt.verdict in COUNTED_VERDICTS and attempt.turns > LONG_FACTOR * median:
-            flags.append(
-                _flag(
-                    "long",
-                    attempt,
-                    f"{attempt.turns} turns, over {LONG_FACTOR:g}x the median {median:g}",
-                )
-            )
+        if is_long(attempt, median):
+            flags.append(_flag("long", attempt, _long_detail(attempt, median)))
         flags += _near_threshold(attempt, margin)
         if attempt.hit_max_turns:
-            flags.append(_flag("hit_max_turns", attempt, f"used all {attempt.turns} turns"))
+            flags.append(
+                _flag(
+                    "hit_max_turns",
+                    attempt,
+                    f"wanted another turn after {_turns(attempt.turns)}",
+                )
+            )
         flags += _suspicious_patch(attempt)
     flags += _flaky(counted)
     return sorted(flags, key=lambda f: (f.scenario_id, f.epoch or 0, f.kind))
+
+
+def _turns(count: int) -> str:
+    return f"{count} turn{'' if count == 1 else 's'}"
+
+
+def _long_detail(attempt: AttemptRecord, median: float) -> str:
+    scripted = f"{attempt.user_turns} scripted user turn{'' if attempt.user_turns == 1 else 's'}"
+    return (
+        f"{_turns(attempt.turns)} for {scripted}: {extra_turns(attempt)} beyond them, over "
+        f"{long_limit(median):g} ({LONG_FACTOR:g}x the run's median of {median:g}, "
+        f"counted as at least {LONG_FLOOR:g})"
+    )
 
 
 def _flag(kind: str, attempt: AttemptRecord, detail: str) -> ReviewFlag:

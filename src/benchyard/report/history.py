@@ -15,7 +15,7 @@ def benchmark_history(
     runs = [
         run
         for run in store.list_runs(benchmark=benchmark)
-        if agent is None or run.agent_name == agent
+        if (agent is None or run.agent_name == agent) and run.kind == "benchmark"
     ]
     chosen = runs[:limit] if limit else runs
     return [run_figures(build_report(store, run)) for run in reversed(chosen)]

@@ -18,6 +18,11 @@ class BenchmarkIdentity(ReportModel):
     name: str
     version: str
     hash: str = Field(description="Content hash over the benchmark's normalised files.")
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="An imported benchmark's origin: format, format_version, source, "
+        "source_sha256, options (docs/importers.md); None for benchyard's own format.",
+    )
 
 
 class AgentIdentity(ReportModel):
@@ -25,6 +30,10 @@ class AgentIdentity(ReportModel):
     config: dict[str, Any]
     commit: str | None = Field(description="The agent's git commit, None outside a repository.")
     dirty: bool | None = Field(description="Whether the agent's tree had uncommitted changes.")
+    diff_hash: str | None = Field(
+        default=None,
+        description="sha256 of the uncommitted diff (`git diff HEAD`) when dirty, else None.",
+    )
 
 
 class Resume(ReportModel):
@@ -130,12 +139,18 @@ class CategoryCounts(ReportModel):
     attempts: int = Field(default=0, description="Final attempts: counted + errors.")
     raw: str = Field(description="passed/counted, e.g. '31/33'.")
     accuracy: float | None
+    accuracy_ci95: tuple[float, float] | None = Field(
+        default=None, description="Wilson score interval of accuracy, 95%."
+    )
 
 
 class CheckCounts(ReportModel):
     passed: int
     total: int
     pass_rate: float | None
+    pass_rate_ci95: tuple[float, float] | None = Field(
+        default=None, description="Wilson score interval of pass_rate, 95%."
+    )
 
 
 class Failure(ReportModel):
@@ -192,6 +207,11 @@ class RunReport(ReportModel):
     repeated: RepeatedAttempts | None = Field(
         default=None, description="pass@k and pass^k with epochs > 1; None with one epoch."
     )
+    format_metrics: dict[str, Any] | None = Field(
+        default=None,
+        description="An imported benchmark's own figures, by its format (IFEval prompt- and "
+        "instruction-level accuracy, the GSM8K answer rule, named rewards); see docs/importers.md.",
+    )
 
 
 # ---- comparisons and history (`benchyard compare`, `benchyard history`) -------------------
@@ -215,6 +235,15 @@ class RunFigures(ReportModel):
     avg_turns: float | None
     p50_sec: float | None
     total_attempt_sec: float
+    partial: bool = Field(
+        default=False,
+        description="The run covered part of its benchmark: a rerun, filters or a limit "
+        "(`scope` says which); its accuracy is not the benchmark's.",
+    )
+    scope: str = Field(
+        default="all scenarios",
+        description="What the run covered: 'all scenarios', or its rerun, filters and limit.",
+    )
 
 
 class CategoryDelta(ReportModel):

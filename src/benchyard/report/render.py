@@ -5,12 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from benchyard.importers.metrics import metric_lines
 from benchyard.report.model import CategoryCounts, RunReport
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
 CAUSE_CHARS = 240
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """'1 attempt', '2 attempts' ('1 try', '2 tries' with `many`)."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
 
 
 def percent(value: float | None) -> str:
@@ -26,6 +32,11 @@ def commit_label(report: RunReport) -> str:
     if agent.commit is None:
         return "—"
     return agent.commit[:10] + ("+dirty" if agent.dirty else "")
+
+
+def _diff_label(report: RunReport) -> str:
+    diff = report.run.agent.diff_hash
+    return f" (uncommitted diff {diff[:19]})" if diff else ""
 
 
 def money(value: float | None) -> str:
@@ -72,6 +83,14 @@ def errors_warning(report: RunReport) -> str | None:
     )
 
 
+def profiles_text(reports: list[RunReport]) -> str:
+    """The profile the runs used (`--profile`), said once, or each when they differ."""
+    profiles = list(dict.fromkeys(r.run.settings.get("profile") or "full" for r in reports))
+    if len(profiles) == 1:
+        return f" (profile {profiles[0]})"
+    return f" (profiles differ: {', '.join(profiles)})"
+
+
 def failure_label(verdict: str, failure_kind: str | None) -> str:
     return verdict if failure_kind is None else f"{verdict} ({failure_kind})"
 
@@ -95,7 +114,8 @@ def to_markdown(reports: list[RunReport]) -> str:
         "cost",
     ]
     lines = [
-        f"# benchyard report: {md_cell(reports[0].run.benchmark.name)} {md_cell(reports[0].run.benchmark.version)}",
+        f"# benchyard report: {md_cell(reports[0].run.benchmark.name)} {md_cell(reports[0].run.benchmark.version)}"
+        + profiles_text(reports),
         "",
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(header),
@@ -128,6 +148,10 @@ def to_markdown(reports: list[RunReport]) -> str:
             if (warning := errors_warning(report))
         ]
     for report in reports:
+        imported = metric_lines(report.format_metrics)
+        if imported:
+            lines += ["", f"## Format figures in run {report.run.id[:8]}", ""]
+            lines += [f"- {label}: {md_cell(text)}" for label, text in imported]
         lines += _md_categories(report)
         lines += ["", f"## Failures in run {report.run.id[:8]} ({len(report.failures)})", ""]
         if not report.failures:
@@ -150,16 +174,29 @@ def to_markdown(reports: list[RunReport]) -> str:
 
 
 def _md_categories(report: RunReport) -> list[str]:
-    """Each category's counts, its errors beside its accuracy."""
+    """Each category's counts, its errors beside its accuracy and interval; then each check
+    type's pass rate and interval."""
     lines = ["", f"## Categories in run {report.run.id[:8]}", ""]
     lines += [
-        "| category | passed/counted | accuracy | errors | timeouts |",
-        "|---|---|---|---|---|",
+        "| category | passed/counted | accuracy | 95% CI | errors | timeouts |",
+        "|---|---|---|---|---|---|",
     ]
     for name, counts in report.categories.items():
-        cells = [md_cell(name), counts.raw, percent(counts.accuracy)]
+        cells = [
+            md_cell(name),
+            counts.raw,
+            percent(counts.accuracy),
+            interval(counts.accuracy_ci95),
+        ]
         cells += [errors_text(counts.errors, counts.attempts), str(counts.timeouts)]
         lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", f"## Checks in run {report.run.id[:8]}", ""]
+    if not report.checks:
+        return [*lines, "None graded."]
+    lines += ["| check | passed/total | pass rate | 95% CI |", "|---|---|---|---|"]
+    for name, check in report.checks.items():
+        cells = [md_cell(name), f"{check.passed}/{check.total}", percent(check.pass_rate)]
+        lines.append("| " + " | ".join([*cells, interval(check.pass_rate_ci95)]) + " |")
     return lines
 
 
@@ -196,13 +233,17 @@ def to_rich(report: RunReport) -> list[RenderableType]:
     head.add_column()
     rows = [
         ("run", f"{run.id}  ({run.status})"),
-        ("benchmark", f"{run.benchmark.name} {run.benchmark.version}  {run.benchmark.hash[:19]}"),
-        ("agent", f"{run.agent.name}  commit {commit_label(report)}"),
+        (
+            "benchmark",
+            f"{run.benchmark.name} {run.benchmark.version}  {run.benchmark.hash[:19]}"
+            + profiles_text([report]),
+        ),
+        ("agent", f"{run.agent.name}  commit {commit_label(report)}" + _diff_label(report)),
         (
             "accuracy",
             f"{percent(summary.accuracy)}  (95% CI {interval(summary.accuracy_ci95)}; "
             f"{summary.passed}/{summary.counted} counted"
-            + (f", {summary.errors} errors left out)" if summary.errors else ")"),
+            + (f", {plural(summary.errors, 'error')} left out)" if summary.errors else ")"),
         ),
         ("errors", errors_warning(report) or "none"),
         (
@@ -213,9 +254,11 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 if summary.claimed_faults
                 else ""
             )
-            + f", {summary.timeouts} timeouts, {summary.errors} errors (not counted), "
-            f"{summary.retried_tries} retried tries",
+            + f", {plural(summary.timeouts, 'timeout')}, "
+            f"{plural(summary.errors, 'error')} (not counted), "
+            f"{plural(summary.retried_tries, 'retried try', 'retried tries')}",
         ),
+        *metric_lines(report.format_metrics),
         ("turns", "—" if summary.avg_turns is None else f"{summary.avg_turns:.2f} on average"),
         (
             "false positives",
@@ -248,13 +291,14 @@ def to_rich(report: RunReport) -> list[RenderableType]:
         style = "bold red" if label == "errors" and summary.errors else ""
         head.add_row(label, Text(value, style=style))
     categories = Table(title="categories", title_justify="left")
-    for column in ("category", "passed/counted", "accuracy", "errors", "timeouts"):
+    for column in ("category", "passed/counted", "accuracy", "95% CI", "errors", "timeouts"):
         categories.add_column(column)
     for name, counts in report.categories.items():
         categories.add_row(
             Text(name),
             counts.raw,
             percent(counts.accuracy),
+            interval(counts.accuracy_ci95),
             Text(
                 errors_text(counts.errors, counts.attempts),
                 style="bold red" if counts.errors else "",
@@ -262,13 +306,26 @@ def to_rich(report: RunReport) -> list[RenderableType]:
             str(counts.timeouts),
         )
     renderables: list[RenderableType] = [head, categories]
+    if report.checks:
+        checks = Table(title="checks", title_justify="left")
+        for column in ("check", "passed/total", "pass rate", "95% CI"):
+            checks.add_column(column)
+        for name, check in report.checks.items():
+            checks.add_row(
+                Text(name),
+                f"{check.passed}/{check.total}",
+                percent(check.pass_rate),
+                interval(check.pass_rate_ci95),
+            )
+        renderables.append(checks)
     if report.failures:
         failures = Table(title=f"failures ({len(report.failures)})", title_justify="left")
-        for column in ("scenario", "verdict", "cause"):
+        for column in ("scenario", "epoch", "verdict", "cause"):
             failures.add_column(column, overflow="fold")
         for failure in report.failures:
             failures.add_row(
                 Text(failure.scenario_id),
+                str(failure.epoch),
                 failure_label(failure.verdict, failure.failure_kind),
                 Text(shorten(failure.cause)),
             )
@@ -283,7 +340,9 @@ def _run_history_rows(report: RunReport) -> list[tuple[str, str]]:
     if run.rescored_from:
         rows.append(("rescores", f"run {run.rescored_from} (its recorded outputs, graded again)"))
     if run.resumes:
-        rows.append(("resumed", f"{len(run.resumes)} time(s) after a lost worker (see `show`)"))
+        rows.append(
+            ("resumed", f"{plural(len(run.resumes), 'time')} after a lost worker (see `show`)")
+        )
     return rows
 
 

@@ -9,14 +9,14 @@ import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import AgentConfigError, build_agent
 from benchyard.config import ProjectConfig
 from benchyard.runner.execute import RunObserver, RunSettings, new_run
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.runner.grading import grade
+from benchyard.runner.grading import Grade, grade
 from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
 from benchyard.runner.plan import PlannedAttempt, plan_attempts, select_scenarios
@@ -29,23 +29,48 @@ from benchyard.runner.recorded import (
 from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
 from benchyard.runner.worker import Log, WorkerOptions, execute_run
 from benchyard.spec.loader import Benchmark
+from benchyard.spec.models import Scenario
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
+
+if TYPE_CHECKING:
+    from benchyard.executors.base import Executor
+    from benchyard.runner.derive import Deriver
+    from benchyard.runner.spend import SpendGate
 
 RERUN_VERDICTS = frozenset({"failed", "error", "timeout"})
 
 
-def resolve_agent(config: ProjectConfig, name: str | None, command: str | None) -> Agent:
-    """`--agent NAME` from benchyard.yaml (or the built-in oracle), or an inline `--agent-cmd`.
+INLINE_AGENT_NAME = "command"  # an --agent-cmd agent's name unless --agent-name gives one
+AGENT_NAME_CHARS = 200  # what the store keeps
+
+
+def resolve_agent(
+    config: ProjectConfig,
+    name: str | None,
+    command: str | None,
+    command_name: str | None = None,
+) -> Agent:
+    """`--agent NAME` from benchyard.yaml (or the built-in oracle), or an inline `--agent-cmd`,
+    named `command_name` (`--agent-name`) so that history and compare can tell agents apart.
     The secrets benchyard.yaml configures are registered for scrubbing; an agent given the store's
     URL (`db:` or BENCHYARD_DB; the URL actually used is checked again when the run starts) is
     refused."""
     register_secrets(config)
     if command and name:
         raise AgentConfigError("give either --agent or --agent-cmd, not both")
+    if command_name is not None and not command:
+        raise AgentConfigError(
+            "--agent-name names an --agent-cmd agent; an --agent is named in benchyard.yaml"
+        )
+    if command_name is not None and not (0 < len(command_name.strip()) <= AGENT_NAME_CHARS):
+        raise AgentConfigError(
+            f"--agent-name takes 1 to {AGENT_NAME_CHARS} characters, found {len(command_name)}"
+        )
     if command:
         return build_agent(
-            "command", _anchored({"kind": "command", "command": command}, Path.cwd())
+            (command_name or INLINE_AGENT_NAME).strip(),
+            _anchored({"kind": "command", "command": command}, Path.cwd()),
         )
     if not name:
         raise AgentConfigError(
@@ -129,11 +154,15 @@ def _anchored(agent_config: dict[str, Any], base: Path) -> dict[str, Any]:
 
 
 def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt]:
-    scenarios = select_scenarios(benchmark.scenarios, settings.filters)
+    from benchyard.spec.profiles import select_profile
+
+    profiled = select_profile(benchmark, settings.profile)
+    scenarios = select_scenarios(profiled, settings.filters)
     plan = plan_attempts(scenarios, epochs=settings.epochs, limit=settings.limit)
     if not plan:
+        within = f" of profile {settings.profile}" if settings.profile else ""
         raise RunRefused(
-            f"no scenario of {benchmark.name} matches the filters {list(settings.filters)}"
+            f"no scenario{within} of {benchmark.name} matches the filters {list(settings.filters)}"
         )
     if settings.judge is None:
         _refuse_judge_checks(plan)
@@ -160,18 +189,24 @@ def execute(
     plan: list[PlannedAttempt],
     settings: RunSettings,
     *,
-    agent_repo: Path,
+    agent_repo: Path | None = None,
     parent_run_id: str | None = None,
     observer: RunObserver | None = None,
+    gate: SpendGate | None = None,
+    executor: Executor | None = None,
 ) -> RunRecord:
-    """Record a new run and execute it to the end (or to Ctrl-C, which keeps what finished).
-    A run whose sandbox is refused or cannot work here stops before anything is recorded."""
-    from benchyard.runner.isolation import open_sandbox
+    """Record a new run and execute it to the end (or to Ctrl-C, which keeps what finished),
+    its tries where `executor` runs them (default: this process). A run whose sandbox is refused
+    or cannot work there stops before anything is recorded."""
+    from benchyard.executors.local import LocalExecutor
 
-    open_sandbox(settings, benchmark, agent, store.url)
+    where = executor or LocalExecutor()
+    where.check(settings, benchmark, agent, store.url, _planned_scenarios(plan))
     refuse_store_url(agent, store.url)
     run = recorded_run(new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id))
-    return run_async(execute_run(store, benchmark, agent, plan, run, settings, observer))
+    return run_async(
+        execute_run(store, benchmark, agent, plan, run, settings, observer, gate, where)
+    )
 
 
 def enqueue(
@@ -181,7 +216,7 @@ def enqueue(
     plan: list[PlannedAttempt],
     settings: RunSettings,
     *,
-    agent_repo: Path,
+    agent_repo: Path | None = None,
     parent_run_id: str | None = None,
 ) -> RunRecord:
     """Record a new run in the queue, for `benchyard worker` to execute (a rerun of `parent_run_id`
@@ -191,7 +226,8 @@ def enqueue(
     from benchyard.runner.isolation import refuse_unsandboxed
     from benchyard.store.queue import Queue
 
-    refuse_unsandboxed(settings, benchmark, agent)  # the sandbox itself is the worker's to open
+    # the sandbox itself is the worker's to open
+    refuse_unsandboxed(settings, benchmark, agent, _planned_scenarios(plan))
     refuse_store_url(agent, store.url)
     run = recorded_run(new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id))
     try:
@@ -205,9 +241,17 @@ def enqueue(
     return run
 
 
-def run_worker(store: Store, options: WorkerOptions, log: Log | None = None) -> None:
+def _planned_scenarios(plan: list[PlannedAttempt]) -> list[Scenario]:
+    """The scenarios a plan runs, each once, in order."""
+    return list({id(p.scenario): p.scenario for p in plan}.values())
+
+
+def run_worker(
+    store: Store, options: WorkerOptions, log: Log | None = None, executor: Executor | None = None
+) -> None:
     """Serve the queue in this process until it drains (`options.drain`), or until Ctrl-C or
-    SIGTERM, which hand the attempts this worker holds back to the queue."""
+    SIGTERM, which hand the attempts this worker holds back to the queue; its tries run where
+    `executor` runs them (default: this process)."""
     from benchyard.runner.worker import serve_queue
 
     async def serve() -> None:
@@ -215,7 +259,7 @@ def run_worker(store: Store, options: WorkerOptions, log: Log | None = None) -> 
         assert task is not None
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
         with contextlib.suppress(asyncio.CancelledError):
-            await serve_queue(store, options, log=log)
+            await serve_queue(store, options, log=log, executor=executor)
 
     run_async(serve())
 
@@ -241,6 +285,11 @@ def plan_rerun(
     own parents); with `recover`, only those whose answer was lost to reasoning."""
     from benchyard.report.build import final_attempts
 
+    if parent.kind != "benchmark":
+        raise RunRefused(
+            f"run {parent.id[:8]} is a {parent.kind} run, with no attempts to re-run; "
+            "measure again with `benchyard speed`"
+        )
     benchmark = recorded_benchmark(parent)
     to_redo = {
         (attempt.scenario_id, attempt.epoch)
@@ -267,35 +316,98 @@ class VerifyOutcome:
     scenario_id: str
     ok: bool
     reason: str
+    executed: bool = False  # the reference's code ran in the sandbox (a coding scenario)
+    derived: bool = False  # its `derive` program worked the reference answer out again
+    decoys_rejected: int = 0  # known-wrong answers that failed, as they must
+    haystack: bool = False  # its long text was regenerated from its seed (and its sha256 held)
 
 
 def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[VerifyOutcome]:
     """Grade every scenario's reference with its own checks; a failing reference is a broken case.
-    Coding scenarios go through both phases, their code run in `sandbox` (the run's default)."""
+    Coding scenarios go through both phases, their code run in `sandbox` (the run's default). A
+    scenario's `derive` program must work its reference answer out again, and each of its
+    `decoys` (known-wrong answers) must fail its checks."""
+    from benchyard.runner.derive import Deriver
+
     settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
-    with ChangeGrader(benchmark, settings) as grader:
-        return run_async(_verify_all(benchmark, grader))
+    with ChangeGrader(benchmark, settings) as grader, Deriver(benchmark, settings) as deriver:
+        return run_async(_verify_all(benchmark, grader, deriver))
 
 
-async def _verify_all(benchmark: Benchmark, grader: ChangeGrader) -> list[VerifyOutcome]:
-    from benchyard.agents.oracle import reference_trajectory
-
+async def _verify_all(
+    benchmark: Benchmark, grader: ChangeGrader, deriver: Deriver
+) -> list[VerifyOutcome]:
     outcomes = []
     for scenario in benchmark.scenarios:
-        answers = scenario.reference_answers()
-        if answers is None:
-            outcomes.append(VerifyOutcome(scenario.id, False, "no reference"))
-            continue
-        try:
-            trajectory = reference_trajectory(scenario)
-            if needs_two_phase(scenario):
-                result = await grader.grade_reference(scenario, answers, trajectory)
-            else:
-                result = await grade(scenario, answers, trajectory, None)
-        except AttemptFailure as failure:
-            outcomes.append(VerifyOutcome(scenario.id, False, failure.message))
-            continue
-        outcomes.append(
-            VerifyOutcome(scenario.id, result.passed, result.cause or "reference passes")
-        )
+        outcome = await _verify_reference(scenario, grader)
+        if outcome.ok:
+            outcome = await _verify_more(scenario, grader, deriver, outcome)
+        outcomes.append(outcome)
     return outcomes
+
+
+async def _grade_answer(scenario: Scenario, grader: ChangeGrader) -> Grade:
+    """The scenario's reference (or a decoy put in its place) graded as the oracle's attempt."""
+    from benchyard.agents.oracle import reference_trajectory
+
+    answers = scenario.reference_answers() or []
+    trajectory = reference_trajectory(scenario)
+    if needs_two_phase(scenario):
+        return await grader.grade_reference(scenario, answers, trajectory)
+    return await grade(scenario, answers, trajectory, None)
+
+
+async def _verify_reference(scenario: Scenario, grader: ChangeGrader) -> VerifyOutcome:
+    if scenario.reference_answers() is None:
+        return VerifyOutcome(scenario.id, False, "no reference")
+    try:
+        result = await _grade_answer(scenario, grader)
+    except AttemptFailure as failure:
+        return VerifyOutcome(scenario.id, False, failure.message)
+    return VerifyOutcome(
+        scenario.id,
+        result.passed,
+        result.cause or "reference passes",
+        executed=needs_two_phase(scenario),
+        haystack=scenario.stimulus.haystack is not None,
+    )
+
+
+async def _verify_more(
+    scenario: Scenario, grader: ChangeGrader, deriver: Deriver, outcome: VerifyOutcome
+) -> VerifyOutcome:
+    """The derivation and the decoys of a scenario whose reference passes."""
+    from dataclasses import replace
+
+    from benchyard.runner.derive import same_answer, shown
+
+    if scenario.derive is not None:
+        expected = (scenario.reference_answers() or [""])[-1]
+        try:
+            derived = await deriver.derive(scenario)
+        except AttemptFailure as failure:
+            return replace(outcome, ok=False, reason=failure.message)
+        if not same_answer(derived, expected):
+            return replace(
+                outcome,
+                ok=False,
+                reason=f"derive worked out {shown(derived)!r} but the reference says "
+                f"{shown(expected)!r}",
+            )
+        outcome = replace(outcome, derived=True)
+    for index, decoy in enumerate(scenario.decoys, start=1):
+        try:
+            result = await _grade_answer(scenario.model_copy(update={"reference": decoy}), grader)
+        except AttemptFailure as failure:
+            return replace(
+                outcome, ok=False, reason=f"decoy {index} could not be graded: {failure.message}"
+            )
+        if result.passed:
+            return replace(
+                outcome,
+                ok=False,
+                reason=f"decoy {index} (a known-wrong answer) passes its checks: they do not "
+                "tell it from the reference",
+            )
+        outcome = replace(outcome, decoys_rejected=outcome.decoys_rejected + 1)
+    return outcome

@@ -11,7 +11,7 @@ import random
 import time
 import traceback
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,12 +21,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
+from benchyard.importers.metrics import run_settings_provenance
 from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
 from benchyard.runner.isolation import open_sandbox, request_for
 from benchyard.runner.plan import PlannedAttempt
-from benchyard.runner.provenance import git_state, host_name
+from benchyard.runner.provenance import agent_git_state, host_name
 from benchyard.runner.trajectory import Event, judge_totals, token_totals
 from benchyard.runner.two_phase import CodingAttempt, needs_two_phase, run_agent
 from benchyard.runner.workdir import AttemptDirs, prepare_dirs
@@ -61,6 +62,7 @@ class RunSettings:
     work_root: str | None = field(default_factory=lambda: default_work_root())
     on_crash: str = "resume"  # what a lost worker means for the run: resume | fail
     judge: dict[str, Any] | None = None  # the judge model's settings (providers.judge.JudgeConfig)
+    profile: str | None = None  # the benchmark's named subset (spec/profiles.py); None: full
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -120,10 +122,10 @@ def new_run(
     agent: Agent,
     settings: RunSettings,
     planned: int,
-    agent_repo: Path,
+    agent_repo: Path | None,
     parent_run_id: str | None = None,
 ) -> RunRecord:
-    git = git_state(agent_repo)
+    git = agent_git_state(agent, agent_repo)
     return RunRecord(
         id=uuid.uuid4().hex[:16],
         status="running",
@@ -135,8 +137,9 @@ def new_run(
         agent_config=agent.describe(),
         agent_commit=git.commit,
         agent_dirty=git.dirty,
+        agent_diff_hash=git.diff_hash,
         agent_repo=git.repo,
-        settings=settings.to_json(),
+        settings={**settings.to_json(), **run_settings_provenance(benchmark.provenance)},
         benchyard_version=__version__,
         host=host_name(),
         started_at=datetime.now(UTC),
@@ -155,6 +158,7 @@ class _AttemptExecutor:
         writer: _Writer,
         observer: RunObserver,
         scratch: Path,
+        scenario_ids: Collection[str] | None = None,
     ) -> None:
         self.benchmark = benchmark
         self.agent = agent
@@ -163,7 +167,12 @@ class _AttemptExecutor:
         self.writer = writer
         self.observer = observer
         self.scratch = scratch
-        self.sandbox = open_sandbox(settings, benchmark, agent, writer.queue.store.url)
+        chosen = (  # the sandbox is refused or opened for the scenarios the run executes
+            None
+            if scenario_ids is None
+            else [scenario for scenario in benchmark.scenarios if scenario.id in scenario_ids]
+        )
+        self.sandbox = open_sandbox(settings, benchmark, agent, writer.queue.store.url, chosen)
         self.judge = build_judge(settings.judge)
 
     async def aclose(self) -> None:
@@ -250,7 +259,7 @@ class _AttemptExecutor:
                     coding.remove()
         if failure is not None:
             _apply_failure(record, result, failure)
-        _fill_evidence(record, result, max_turns)
+        _fill_evidence(record, result, failure)
         record.finished_at = datetime.now(UTC)
         record.duration_sec = time.perf_counter() - clock
         secrets.scrub_in_place(record, failure)  # before it is stored or shown (its cause too)
@@ -311,6 +320,7 @@ def _blank_record(
         finished_at=started,
         duration_sec=0.0,
         negative=planned.scenario.negative,
+        user_turns=len(planned.scenario.stimulus.turns),
     )
 
 
@@ -323,7 +333,9 @@ def _apply_failure(record: AttemptRecord, result: AgentResult, failure: AttemptF
     )
 
 
-def _fill_evidence(record: AttemptRecord, result: AgentResult, max_turns: int) -> None:
+def _fill_evidence(
+    record: AttemptRecord, result: AgentResult, failure: AttemptFailure | None
+) -> None:
     record.answer = result.answer[:ANSWER_CAP_CHARS]
     if len(result.answers) > 1:
         record.answers = [answer[:ANSWER_CAP_CHARS] for answer in result.answers]
@@ -331,7 +343,9 @@ def _fill_evidence(record: AttemptRecord, result: AgentResult, max_turns: int) -
     record.stderr, record.stderr_dropped_bytes = result.stderr.text, result.stderr.dropped_bytes
     record.trajectory = result.trajectory
     record.turns = result.turns
-    record.hit_max_turns = result.turns >= max_turns
+    # Out of turns only when the agent wanted another one (a single-turn scenario with
+    # max_turns 1 that answered in its one turn did not).
+    record.hit_max_turns = failure is not None and failure.kind == FailureKind.MAX_TURNS
     record.tokens_in, record.tokens_out, record.cost_usd = token_totals(result.trajectory)
     judged = judge_totals(result.trajectory)
     record.judge_tokens_in, record.judge_tokens_out, record.judge_cost_usd = judged

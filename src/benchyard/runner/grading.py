@@ -73,8 +73,18 @@ async def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
             FailureKind.HARNESS_ERROR, f"check {spec.label} raised {type(error).__name__}: {error}"
         ) from error
     if spec.negate:
-        return CheckResult(not result.passed, 1.0 - result.score, f"negated: {result.reason}")
+        return CheckResult(
+            not result.passed, 1.0 - result.score, negated_reason(result), result.details
+        )
     return result
+
+
+def negated_reason(result: CheckResult) -> str:
+    """The reason of a check with `negate: true`, from the reason of the check it negates: which
+    way it went, so that its constraint is never read as what was required."""
+    if result.passed:
+        return f"negated: must not hold, but does: {result.reason}"
+    return f"negated: must not hold, and does not: {result.reason}"
 
 
 async def grade(
@@ -112,6 +122,7 @@ async def grade(
                 spec.weight,
                 result.reason,
                 _threshold(spec),
+                result.details,
             )
         )
     return _combine(scenario, records)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,18 +36,24 @@ class UnsandboxedRefused(BenchyardError):
 
 
 def open_sandbox(
-    settings: RunSettings, benchmark: Benchmark, agent: Agent, store_url: str | None = None
+    settings: RunSettings,
+    benchmark: Benchmark,
+    agent: Agent,
+    store_url: str | None = None,
+    scenarios: Sequence[Scenario] | None = None,
 ) -> Sandbox:
     """The run's sandbox, ready: refused when unsandboxed code is not allowed, SandboxUnavailable
-    when it cannot work here or a scenario asks for what it cannot give."""
-    refuse_unsandboxed(settings, benchmark, agent)
-    refuse_store_on_shared_network(settings, benchmark, store_url)
-    if not unsandboxed_work(benchmark, agent):
+    when it cannot work here or a scenario asks for what it cannot give. Only the `scenarios` the
+    run will execute (those its filters and limit selected; default: all) are looked at."""
+    chosen = benchmark.scenarios if scenarios is None else scenarios
+    refuse_unsandboxed(settings, benchmark, agent, chosen)
+    refuse_store_on_shared_network(settings, benchmark, store_url, chosen)
+    if not unsandboxed_work(benchmark, agent, chosen):
         # Nothing will run in it (an in-process agent, no code checks): skip probing the machine.
         return build_sandbox("none", SandboxOptions())
     host = host_paths_for(settings, benchmark, agent, store_url)
     sandbox = _opened(settings.sandbox, host)
-    sandbox.check_requests({request_for(benchmark, scenario) for scenario in benchmark.scenarios})
+    sandbox.check_requests({request_for(benchmark, scenario) for scenario in chosen})
     return sandbox
 
 
@@ -71,10 +78,17 @@ def host_paths_for(
     return host_paths(named, declared, sealed_paths(settings, benchmark, store_url), [Path.cwd()])
 
 
-def refuse_unsandboxed(settings: RunSettings, benchmark: Benchmark, agent: Agent) -> None:
+def refuse_unsandboxed(
+    settings: RunSettings,
+    benchmark: Benchmark,
+    agent: Agent,
+    scenarios: Sequence[Scenario] | None = None,
+) -> None:
+    """UnsandboxedRefused when `--sandbox none` would run agent commands or model-written code
+    for the `scenarios` selected (default: all) without `--allow-unsandboxed`."""
     if settings.sandbox != "none" or settings.allow_unsandboxed:
         return
-    what = unsandboxed_work(benchmark, agent)
+    what = unsandboxed_work(benchmark, agent, scenarios)
     if what:
         raise UnsandboxedRefused(
             f"refusing to run {what} on this host without a sandbox (--sandbox none); choose "
@@ -83,12 +97,16 @@ def refuse_unsandboxed(settings: RunSettings, benchmark: Benchmark, agent: Agent
 
 
 def refuse_store_on_shared_network(
-    settings: RunSettings, benchmark: Benchmark, store_url: str | None
+    settings: RunSettings,
+    benchmark: Benchmark,
+    store_url: str | None,
+    scenarios: Sequence[Scenario] | None = None,
 ) -> None:
     """With the network, a bwrap sandbox shares the host's, loopback included: a store listening
     there would be an agent's to write (its own verdicts) whenever it takes no password."""
+    chosen = benchmark.scenarios if scenarios is None else scenarios
     networked = settings.allow_network or any(
-        request_for(benchmark, scenario).network for scenario in benchmark.scenarios
+        request_for(benchmark, scenario).network for scenario in chosen
     )
     if settings.sandbox != "bwrap" or not networked or not store_url:
         return
@@ -126,14 +144,18 @@ def refuse_store_url(agent: Agent, store_url: str | None) -> None:
             raise AgentConfigError(f"agent '{agent.name}': {problem}")
 
 
-def unsandboxed_work(benchmark: Benchmark, agent: Agent) -> str:
-    """What this run would execute in its sandbox: agent commands, model-written code, or ''."""
+def unsandboxed_work(
+    benchmark: Benchmark, agent: Agent, scenarios: Sequence[Scenario] | None = None
+) -> str:
+    """What this run would execute in its sandbox for the `scenarios` it runs (default: all of
+    the benchmark's): agent commands, model-written code, or ''."""
     from benchyard.checks.registry import get_check_type
 
+    chosen = benchmark.scenarios if scenarios is None else scenarios
     code_checks = sorted(
         {
             spec.type
-            for scenario in benchmark.scenarios
+            for scenario in chosen
             for spec in scenario.checks
             if (found := get_check_type(spec.type)) is not None and found.needs_code
         }

@@ -51,6 +51,10 @@ def rescore_run(
 ) -> RescoreOutcome:
     """Grade `original`'s final attempts again with the benchmark at `benchmark_path` (default:
     the run's own path, as it is now) into a new, finished run."""
+    if original.kind != "benchmark":
+        raise RunRefused(
+            f"run {original.id[:8]} is a {original.kind} run: it has no answers to grade again"
+        )
     benchmark = load_benchmark(benchmark_path or original.benchmark_path)
     if benchmark.name != original.benchmark_name:
         raise RunRefused(

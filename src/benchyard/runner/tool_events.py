@@ -22,14 +22,20 @@ class ObservedCall:
     turn: int
 
 
-def call_event(name: str, arguments: dict[str, Any], call_id: str, turn: int) -> Event:
+def call_event(
+    name: str,
+    arguments: dict[str, Any],
+    call_id: str,
+    turn: int,
+    arguments_error: str | None = None,
+) -> Event:
+    """A call benchyard answered; `arguments_error` says why the arguments the agent wrote could
+    not be read (not JSON, not an object), `arguments` then being {}."""
     shown = json.dumps(arguments, ensure_ascii=False, sort_keys=True)
-    return Event(
-        kind="tool_call",
-        role="assistant",
-        content=f"{name}({shown})",
-        data={"tool": name, "arguments": arguments, "call_id": call_id, "turn": turn},
-    )
+    data: dict[str, Any] = {"tool": name, "arguments": arguments, "call_id": call_id, "turn": turn}
+    if arguments_error is not None:
+        data["arguments_error"] = arguments_error
+    return Event(kind="tool_call", role="assistant", content=f"{name}({shown})", data=data)
 
 
 def result_event(name: str, text: str, call_id: str, *, error: bool) -> Event:

@@ -83,6 +83,7 @@ class Workspace:
     io_dir: Path
     sandbox: Sandbox
     output_cap_bytes: int
+    scenario_dir: Path
 
     async def run(
         self, argv: Sequence[str], *, timeout_sec: float, env: Mapping[str, str] | None = None
@@ -151,6 +152,7 @@ class CodingAttempt:
                 io_dir,
                 self.sandbox,
                 self.output_cap_bytes,
+                self.scenario_dir,
             )
         finally:
             shutil.rmtree(base, ignore_errors=True)

@@ -18,14 +18,17 @@ import shutil
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.agents.base import Agent
+from benchyard.automation.hooks import WorkerHooks
 from benchyard.errors import BenchyardError
+from benchyard.executors.local import LocalExecutor
 from benchyard.runner.execute import (
     FLUSH_INTERVAL_SEC,
     RunObserver,
@@ -48,6 +51,10 @@ from benchyard.store.queue import (
 )
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
+
+if TYPE_CHECKING:
+    from benchyard.executors.base import Executor
+    from benchyard.runner.spend import SpendGate
 
 DEFAULT_LEASE_SEC = 60.0
 IDLE_RUN_CLOSE_SEC = 30.0  # a run this worker holds nothing of is closed after this long
@@ -90,8 +97,10 @@ class Worker:
         options: WorkerOptions,
         observer: RunObserver | None = None,
         log: Log | None = None,
+        executor: Executor | None = None,
     ) -> None:
         self.store = store
+        self.executor: Executor = executor or LocalExecutor()  # where tries run (executors/)
         self.queue = Queue(store)
         self.options = options
         self.observer = observer or _NoObserver()
@@ -106,21 +115,31 @@ class Worker:
         self.idle_until = 0.0
         self.mean_attempt_sec = CLAIM_AHEAD_SEC  # moving average; slow until shown otherwise
         self._claim_lock: asyncio.Lock | None = None
+        # schedules, ended runs compared and announced, webhooks (automation/hooks.py)
+        self.hooks = WorkerHooks(store, self.log, poll_sec=options.poll_sec)
+        self.gate: SpendGate | None = None  # a pilot or budget asked before each start (spend.py)
+        self.held: list[ClaimedAttempt] = []  # claimed, not started: the gate stopped them
 
     # ---- runs this worker executes --------------------------------------------------------
 
     def adopt(
-        self, run: RunRecord, benchmark: Benchmark, agent: Agent, settings: RunSettings
+        self,
+        run: RunRecord,
+        benchmark: Benchmark,
+        agent: Agent,
+        settings: RunSettings,
+        scenario_ids: Collection[str] | None = None,
     ) -> None:
-        """Execute attempts of `run` with this agent and benchmark (already built)."""
+        """Execute attempts of `run` with this agent and benchmark (already built); its sandbox
+        is refused or opened for the `scenario_ids` the run executes (default: all)."""
         scratch = Path(
             tempfile.mkdtemp(
                 prefix=f"{SCRATCH_PREFIX}{run.id}-{os.getpid()}-", dir=settings.work_root
             )
         )
         make_scratch_layout(scratch)
-        executor = _AttemptExecutor(
-            benchmark, agent, run, settings, self.writer, self.observer, scratch
+        executor = self.executor.attempts(
+            benchmark, agent, run, settings, self.writer, self.observer, scratch, scenario_ids
         )
         self.active[run.id] = _ActiveRun(executor, {s.id: s for s in benchmark.scenarios})
         self.observer.started(run)
@@ -141,11 +160,14 @@ class Worker:
             settings = recorded_settings(run, {"work_root": self.options.work_root})
             agent = recorded_agent(run)
             refuse_store_url(agent, self.store.url)  # a recorded run may predate the rule
-            self.adopt(run, benchmark, agent, settings)
+            self.adopt(run, benchmark, agent, settings, self.queue.scenario_ids(run.id))
         except BenchyardError as error:
             self._refuse(run, str(error))
             return None
-        self.log(f"run {run.id[:8]}: started ({run.planned_attempts} attempts planned)")
+        planned = run.planned_attempts
+        self.log(
+            f"run {run.id[:8]}: started ({planned} attempt{'' if planned == 1 else 's'} planned)"
+        )
         return self.active[run.id]
 
     def _refuse(self, run: RunRecord, reason: str) -> None:
@@ -173,6 +195,8 @@ class Worker:
             self.claiming = False
             self.pending.extend(preclaimed)
         self._claim_lock = asyncio.Lock()
+        if self.claiming:
+            self.hooks.start(schedules=True)
         beat = asyncio.create_task(self._beat())
         lanes = max(1, self.options.concurrency)
         if not self.claiming:
@@ -193,11 +217,19 @@ class Worker:
             finally:
                 for run_id in list(self.active):
                     await self._close_run(run_id)
+                await asyncio.to_thread(self.hooks.stop)
 
     async def _lane(self) -> None:
         while (item := await self._next()) is not None:
             active = self._active_for(item)
             if active is None:
+                continue
+            if self.gate is not None and not await self.gate.before_start(
+                lambda: len(self.running)
+            ):
+                self.held += [item, *self.pending]  # left queued for `benchyard worker`
+                self.pending.clear()
+                self.claiming = False
                 continue
             attempt = asyncio.create_task(
                 active.executor.attempt_with_retries(active.planned(item), item)
@@ -317,6 +349,7 @@ class Worker:
             self.log(f"discarded {outcome.discarded} tries whose claim was lost")
         for run_id in outcome.ended_runs:
             self.log(f"run {run_id[:8]}: finished")
+            self.hooks.run_ended(run_id)
 
 
 async def execute_run(
@@ -327,21 +360,36 @@ async def execute_run(
     run: RunRecord,
     settings: RunSettings,
     observer: RunObserver | None = None,
+    gate: SpendGate | None = None,
+    executor: Executor | None = None,
 ) -> RunRecord:
     """Run every planned attempt in this process, through the queue like any worker; on
-    cancellation (Ctrl-C) keep what finished and mark the run interrupted."""
+    cancellation (Ctrl-C) keep what finished and mark the run interrupted. A `gate` (a pilot, a
+    budget) that stops it leaves the attempts not started queued, and the run queued."""
     options = WorkerOptions(concurrency=settings.concurrency, work_root=settings.work_root)
-    worker = Worker(store, options, observer)
+    if gate is not None:
+        observer = gate.observe(observer or _NoObserver())
+    worker = Worker(store, options, observer, executor=executor)
+    worker.gate = gate
     attempts = [(planned.scenario.id, planned.epoch) for planned in plan]
     claimed = worker.queue.enqueue(
         run, attempts, holder=worker.identity, lease_sec=options.lease_sec
     )
     try:
-        worker.adopt(run, benchmark, agent, settings)
+        worker.adopt(run, benchmark, agent, settings, {scenario_id for scenario_id, _ in attempts})
         await worker.serve(claimed)
     finally:
-        with contextlib.suppress(RunNotActive):
-            worker.queue.stop_run(run.id, "interrupted")
+        paused = False
+        if gate is not None and gate.stop_reason is not None and worker.held:
+            reason = (
+                f"{gate.stop_reason}; {len(worker.held)} attempts left queued "
+                "(`benchyard worker` resumes the run)"
+            )
+            with contextlib.suppress(RunNotActive):
+                paused = worker.queue.pause_run(run.id, worker.identity, reason) > 0
+        if not paused:
+            with contextlib.suppress(RunNotActive):
+                worker.queue.stop_run(run.id, "interrupted")
         finished = store.get_run(run.id)
         run.status, run.finished_at = finished.status, finished.finished_at
         run.status_reason = finished.status_reason
@@ -353,10 +401,11 @@ async def serve_queue(
     options: WorkerOptions,
     observer: RunObserver | None = None,
     log: Log | None = None,
+    executor: Executor | None = None,
 ) -> Worker:
     """Run a worker on the queue until it drains (with `options.drain`) or is cancelled; on
     cancellation the attempts it holds go back to the queue for another worker."""
-    worker = Worker(store, options, observer, log)
+    worker = Worker(store, options, observer, log, executor)
     try:
         await worker.serve()
     finally:
@@ -364,6 +413,13 @@ async def serve_queue(
         if released:
             worker.log(f"released {released} claimed attempts back to the queue")
     return worker
+
+
+def kept_scratch(run_id: str, work_root: str | None) -> list[Path]:
+    """The scratch directories a run's workers left under `work_root` (`--keep-workdirs`): each
+    holds `work/<attempt id>` (the workdirs) and `io/<attempt id>` (the protocol files)."""
+    root = Path(work_root or tempfile.gettempdir())
+    return sorted(path for path in root.glob(f"{SCRATCH_PREFIX}{run_id}-*") if path.is_dir())
 
 
 def pid_alive(pid: int) -> bool:

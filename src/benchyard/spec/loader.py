@@ -33,6 +33,7 @@ DEFAULT_MAX_TURNS = 10
 class Location:
     file: Path
     line: int
+    base: Path | None = None  # where fixture sources resolve, when not the file's directory
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Benchmark:
     scenarios: list[Scenario]
     content_hash: str
     locations: dict[str, Location] = field(default_factory=dict)
+    provenance: dict[str, Any] | None = None  # an imported benchmark's origin (importers/)
 
     @property
     def name(self) -> str:
@@ -60,7 +62,8 @@ class Benchmark:
         )
 
     def scenario_dir(self, scenario: Scenario) -> Path:
-        return self.locations[scenario.id].file.parent
+        location = self.locations[scenario.id]
+        return location.base or location.file.parent
 
 
 class ProblemCollector:
@@ -286,10 +289,14 @@ def load_benchmark(reference: str | Path) -> Benchmark:
     """Load and validate a benchmark; raise BenchmarkInvalid listing every problem found."""
     root = resolve_benchmark_path(reference).resolve()
     collector = ProblemCollector(root)
-    loaded_manifest = _load_manifest(root, collector)
+    loaded_manifest = _load_manifest(root, collector) or _fallback_manifest(root)
     if loaded_manifest is None:
         raise BenchmarkInvalid(collector.problems)
     manifest, manifest_source = loaded_manifest
+    if manifest.format is not None:  # scenarios read from a source in a published format
+        from benchyard.importers.direct import load_from_source
+
+        return load_from_source(root, manifest, manifest_source, collector)
     scenarios: list[Scenario] = []
     locations: dict[str, Location] = {}
     files = _scenario_files(root, manifest, manifest_source, collector)
@@ -301,7 +308,12 @@ def load_benchmark(reference: str | Path) -> Benchmark:
             f"no scenario files match {', '.join(manifest.scenarios)}",
         )
     for file in files:
-        for scenario, location in _load_scenario_file(root, manifest, file, collector):
+        for scenario, location, raw_id in _load_scenario_file(root, manifest, file, collector):
+            if scenario is None:  # its problems are collected; its id still counts as taken
+                if raw_id is not None:
+                    _check_unique_id(raw_id, location, locations, collector)
+                    locations.setdefault(raw_id, location)
+                continue
             _check_unique(scenario, location, locations, collector)
             scenarios.append(scenario)
             locations.setdefault(scenario.id, location)
@@ -312,9 +324,13 @@ def load_benchmark(reference: str | Path) -> Benchmark:
             ("scenarios",),
             f"no scenarios in {', '.join(collector._relative(file) for file in files)}",
         )
+    if manifest.profiles:
+        from benchyard.spec.profiles import check_profiles
+
+        check_profiles(root / MANIFEST, manifest_source, manifest.profiles, scenarios, collector)
     if collector.problems:
         raise BenchmarkInvalid(collector.problems)
-    return Benchmark(root, manifest, scenarios, content_hash(root), locations)
+    return Benchmark(root, manifest, scenarios, content_hash(root), locations, manifest.provenance)
 
 
 def _line_if_given(located: Located, key: str) -> int | None:
@@ -337,6 +353,28 @@ def _load_manifest(
         return None
     manifest: BenchmarkManifest | None = _validate(BenchmarkManifest, located, file, collector)
     return (manifest, located) if manifest is not None else None
+
+
+def _fallback_manifest(root: Path) -> tuple[BenchmarkManifest, Located] | None:
+    """For a benchmark.yaml with problems (already collected): a manifest of its valid top-level
+    fields, the rest left at their defaults, so that the scenario files are checked too and
+    `validate` lists every problem at once. None when it names a `format` (its scenarios come
+    from a source read by an importer, which wants a sound manifest)."""
+    try:
+        located = read_yaml(root / MANIFEST)
+    except (SpecSyntaxError, UnicodeDecodeError):
+        located = Located({}, None, 1)
+    data = located.data if isinstance(located.data, dict) else {}
+    if "format" in data:
+        return None
+    kept: dict[str, Any] = {"name": "unnamed", "version": "unversioned"}
+    for key, value in data.items():
+        try:
+            BenchmarkManifest.model_validate({**kept, key: value})
+        except ValidationError:
+            continue
+        kept[key] = value
+    return BenchmarkManifest.model_validate(kept), located
 
 
 def _read_yaml(
@@ -415,7 +453,9 @@ def _scenario_files(
 
 def _load_scenario_file(
     root: Path, manifest: BenchmarkManifest, file: Path, collector: ProblemCollector
-) -> list[tuple[Scenario, Location]]:
+) -> list[tuple[Scenario | None, Location, str | None]]:
+    """Each scenario of the file with its location and its id as written (None when it has
+    none); the scenario is None when it has problems."""
     if file.suffix == ".jsonl":
         documents: list[Located] = []
         try:
@@ -429,12 +469,19 @@ def _load_scenario_file(
     else:
         located = _read_yaml(file, collector, scenario_file=True)
         documents = _yaml_scenarios(file, located, collector) if located is not None else []
-    loaded = []
+    loaded: list[tuple[Scenario | None, Location, str | None]] = []
     for document in documents:
         scenario = _load_scenario(root, manifest, file, document, collector)
-        if scenario is not None:
-            loaded.append((scenario, Location(file, document.line)))
+        loaded.append((scenario, Location(file, document.line), _raw_id(document.data)))
     return loaded
+
+
+def _raw_id(data: Any) -> str | None:
+    """A scenario's id as written, for duplicate checks of scenarios with other problems."""
+    value = data.get("id") if isinstance(data, dict) else None
+    if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+        return None
+    return str(value)
 
 
 def _yaml_scenarios(file: Path, located: Located, collector: ProblemCollector) -> list[Located]:
@@ -458,8 +505,10 @@ def _load_scenario(
     file: Path,
     document: Located,
     collector: ProblemCollector,
+    base: Path | None = None,
 ) -> Scenario | None:
-    """The scenario, or None when it has problems (all of them added to `collector`)."""
+    """The scenario, or None when it has problems (all of them added to `collector`); fixture
+    sources resolve in `base` (default: the file's directory)."""
     if not isinstance(document.data, dict):
         collector.add(file, document.line, (), "expected a scenario mapping")
         return None
@@ -473,10 +522,18 @@ def _load_scenario(
         if isinstance(check, dict) and isinstance(check.get("type"), str):
             params = {key: value for key, value in check.items() if key not in COMMON_CHECK_KEYS}
             _validate_check(file, document, index, check["type"], params, collector)
+    environment = document.data.get("environment")
+    if isinstance(environment, dict) and isinstance(environment.get("type"), str):
+        _validate_environment(file, document, environment, collector)
     if scenario is not None:
         for path, message in scenario.turn_problems():
             collector.add(file, document.line_of(path), path, message)
-        _check_turns_and_fixtures(root, manifest, file, document, scenario, collector)
+        _check_turns_and_fixtures(root, manifest, file, document, scenario, collector, base)
+    else:  # field errors do not hide missing fixtures: look at the paths as written
+        for src, path in _raw_fixture_sources(document.data):
+            problem = _fixture_problem(root, base or file.parent, src)
+            if problem is not None:
+                collector.add(file, document.line_of(path), path, problem)
     return scenario if len(collector.problems) == problems_before else None
 
 
@@ -511,17 +568,47 @@ def _validate_check(
         )
 
 
+def _validate_environment(
+    file: Path, document: Located, environment: dict[str, Any], collector: ProblemCollector
+) -> None:
+    """A scenario's simulated environment: a known type, and parameters it can simulate."""
+    from benchyard.agents.environments import get_environment, unknown_environment
+
+    found = get_environment(environment["type"])
+    if found is None:
+        path: tuple[str | int, ...] = ("environment", "type")
+        collector.add(file, document.line_of(path), path, unknown_environment(environment["type"]))
+        return
+    params = {key: value for key, value in environment.items() if key != "type"}
+    try:
+        validated = found.params.model_validate(params)
+    except ValidationError as error:
+        collector.validation_errors(
+            file, document, error, ("environment",), model=found.params, extra_fields=("type",)
+        )
+        return
+    problem = found.check(validated)
+    if problem:
+        collector.add(file, document.line_of(("environment",)), ("environment",), problem)
+
+
 def _check_unique(
     scenario: Scenario, location: Location, seen: dict[str, Location], collector: ProblemCollector
 ) -> None:
-    first = seen.get(scenario.id)
+    _check_unique_id(scenario.id, location, seen, collector)
+
+
+def _check_unique_id(
+    scenario_id: str, location: Location, seen: dict[str, Location], collector: ProblemCollector
+) -> None:
+    first = seen.get(scenario_id)
     if first is not None:
         where = f"{collector._relative(first.file)}:{first.line}"
         collector.add(
             location.file,
             location.line,
             ("id",),
-            f"duplicate scenario id '{scenario.id}' (first defined at {where})",
+            f"duplicate scenario id '{scenario_id}' (first defined at {where})",
         )
 
 
@@ -532,6 +619,7 @@ def _check_turns_and_fixtures(
     document: Located,
     scenario: Scenario,
     collector: ProblemCollector,
+    base: Path | None = None,
 ) -> None:
     if scenario.limits.max_turns:
         max_turns, limit_source = scenario.limits.max_turns, "the scenario's limits.max_turns"
@@ -549,9 +637,34 @@ def _check_turns_and_fixtures(
             f"{turns} user turns exceed max_turns {max_turns} ({limit_source})",
         )
     for src, path in _fixture_sources(scenario):
-        problem = _fixture_problem(root, file.parent, src)
+        problem = _fixture_problem(root, base or file.parent, src)
         if problem is not None:
             collector.add(file, document.line_of(path), path, problem)
+    for path, problem in _check_file_problems(root, base or file.parent, scenario):
+        collector.add(file, document.line_of(path), path, problem)
+
+
+def _check_file_problems(
+    root: Path, base: Path, scenario: Scenario
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each problem with a benchmark file a check names (CheckParams.benchmark_files, such as a
+    `python` grader): checked as a fixture source is, then by the check type itself."""
+    from benchyard.checks.registry import get_check_type
+
+    for index, spec in enumerate(scenario.checks):
+        check_type = get_check_type(spec.type)
+        if check_type is None:
+            continue
+        try:
+            params = check_type.params.model_validate(spec.params)
+        except ValidationError:
+            continue  # reported with the check's parameters
+        for name, src in params.benchmark_files().items():
+            problem = _fixture_problem(root, base, src)
+            if problem is None:
+                problem = params.benchmark_file_problem(name, (base / src).resolve())
+            if problem is not None:
+                yield ("checks", index, name), problem
 
 
 def _fixture_problem(root: Path, base: Path, src: str) -> str | None:
@@ -628,6 +741,23 @@ def _link_problem(link: Path, root: Path) -> str | None:
     if not exists:
         return f"to nothing ({os.readlink(link)} does not exist)"
     return None
+
+
+def _raw_fixture_sources(data: dict[str, Any]) -> Iterator[tuple[str, tuple[str | int, ...]]]:
+    """_fixture_sources of a scenario mapping that did not validate: the paths as written."""
+    fixtures, change = data.get("fixtures"), data.get("reference_change")
+    lists: list[tuple[tuple[str | int, ...], Any]] = []
+    if isinstance(fixtures, dict):
+        lists += [(("fixtures", key), fixtures.get(key)) for key in ("files", "verification")]
+    if isinstance(change, dict):
+        lists.append((("reference_change", "files"), change.get("files")))
+    for prefix, items in lists:
+        for index, item in enumerate(items if isinstance(items, list) else []):
+            src = item.get("src") if isinstance(item, dict) else item
+            if isinstance(src, str) and src:
+                yield src, (*prefix, index, "src")
+    if isinstance(change, dict) and isinstance(change.get("patch"), str) and change["patch"]:
+        yield change["patch"], ("reference_change", "patch")
 
 
 def _fixture_sources(scenario: Scenario) -> Iterator[tuple[str, tuple[str | int, ...]]]:

@@ -16,10 +16,13 @@ from pydantic import (
     model_validator,
 )
 
+from benchyard.spec.haystack import HaystackSpec, expand
 from benchyard.spec.problems import format_field
+from benchyard.spec.profiles import PROFILE_NAME, ProfileSpec
 from benchyard.spec.tools import ToolReference, ToolSpec, numbers_as_text
 
 SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")
+RESOURCE_NAME = r"^[A-Za-z][A-Za-z0-9_.-]{0,99}$"  # a Ray resource a scenario may ask for
 
 # The longest text the store keeps for fields that land in its length-limited columns
 # (store/schema.py; tests/unit/spec/test_limits.py holds the two together).
@@ -61,6 +64,14 @@ class Limits(SpecModel):
     )
     cpus: float | None = Field(
         default=None, gt=0, description="CPU cores the attempt may use at once (docker sandbox)."
+    )
+    resources: dict[Annotated[str, Field(pattern=RESOURCE_NAME)], Annotated[float, Field(gt=0)]] = (
+        Field(
+            default_factory=dict,
+            description="What the attempt needs of the machine it runs on, by name and amount "
+            "(docker, gpu, or a resource of your own): where the Ray executor places it "
+            "(docs/distributed.md); a local worker ignores it.",
+        )
     )
 
 
@@ -119,6 +130,36 @@ class BenchmarkManifest(SpecModel):
         ],
         description="Glob patterns, relative to the benchmark directory, of the scenario files.",
     )
+    format: str | None = Field(
+        default=None,
+        description="Read the scenarios from `source` in this published format (see "
+        "docs/importers.md) instead of from scenario files.",
+    )
+    source: str | None = Field(
+        default=None,
+        description="The file or directory `format` reads, relative to the benchmark directory.",
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="The format's import options."
+    )
+    provenance: dict[str, Any] | None = Field(
+        default=None,
+        description="Where an imported benchmark came from (format, its version, the source's "
+        "sha256); written by `benchyard import`, recorded with every run.",
+    )
+    profiles: dict[Annotated[str, Field(pattern=PROFILE_NAME)], ProfileSpec] = Field(
+        default_factory=dict,
+        description="Named subsets for `--profile` (spec/profiles.py); quick, standard and full "
+        "exist without being defined.",
+    )
+
+    @model_validator(mode="after")
+    def _format_with_source(self) -> BenchmarkManifest:
+        if (self.format is None) != (self.source is None):
+            raise ValueError("give both 'format' and 'source' (or neither)")
+        if self.options and self.format is None:
+            raise ValueError("'options' needs a 'format'")
+        return self
 
     @field_validator("version", mode="before")
     @classmethod
@@ -132,6 +173,17 @@ class Stimulus(SpecModel):
     kind: StimulusKind = "message"
     turns: list[str] = Field(min_length=1)
     system: str | None = None
+    haystack: HaystackSpec | None = Field(
+        default=None,
+        description="Long text generated from a seed at load, put where a turn says "
+        "{{haystack}} (spec/haystack.py).",
+    )
+
+    @model_validator(mode="after")
+    def _expand_haystack(self) -> Stimulus:
+        if self.haystack is not None:  # the turns hold the text from here on (frozen otherwise)
+            object.__setattr__(self, "turns", expand(self.turns, self.haystack))
+        return self
 
     @model_validator(mode="before")
     @classmethod
@@ -149,6 +201,24 @@ class Stimulus(SpecModel):
             elif "turns" in value:
                 value.setdefault("kind", "conversation")
         return value
+
+
+class Derivation(SpecModel):
+    """A program, run by `verify` in the sandbox with the stimulus in `stimulus.json` (its turns
+    and system prompt) in its working directory, whose last line of output must be the reference
+    answer (equal as JSON when both are JSON, else as text with whitespace normalised)."""
+
+    python: str = Field(min_length=1, description="Python source, run with the sandbox's python3.")
+    timeout_sec: float = Field(default=60.0, gt=0)
+
+    @field_validator("python")
+    @classmethod
+    def _compiles(cls, source: str) -> str:
+        try:
+            compile(source, "<derive>", "exec", dont_inherit=True)
+        except SyntaxError as error:
+            raise ValueError(f"derive line {error.lineno}: {error.msg}") from None
+        return source
 
 
 class FixtureFile(SpecModel):
@@ -233,6 +303,19 @@ class CheckSpec(SpecModel):
         return self.name or self.type
 
 
+class EnvironmentSpec(SpecModel):
+    """A simulated environment whose tools the agent gets (agents/environments.py): its `type`
+    and that type's own parameters (validated by the type when the benchmark loads)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    type: str = Field(min_length=1, max_length=100)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return dict(self.model_extra or {})
+
+
 class Scenario(SpecModel):
     id: str = Field(max_length=MAX_SCENARIO_ID)
     category: str = Field(default="general", max_length=MAX_CATEGORY)
@@ -243,6 +326,10 @@ class Scenario(SpecModel):
     fixtures: Fixtures = Field(default_factory=Fixtures)
     tools: list[ToolSpec] = Field(
         default_factory=list, description="Simulated tools offered to the agent (see spec.tools)."
+    )
+    environment: EnvironmentSpec | None = Field(
+        default=None,
+        description="A simulated environment (e.g. an SRE incident) whose tools the agent gets.",
     )
     checks: list[CheckSpec] = Field(min_length=1)
     reference: str | list[str] | ToolReference | None = None
@@ -261,6 +348,16 @@ class Scenario(SpecModel):
     negative: bool = Field(
         default=False,
         description="The right behaviour is to find or do nothing; a failed attempt here is a false positive.",
+    )
+    derive: Derivation | None = Field(
+        default=None,
+        description="A program that works the reference answer out again (brute force, a "
+        "solver, a search of the stimulus); `verify` runs it in the sandbox.",
+    )
+    decoys: list[str | list[str] | ToolReference] = Field(
+        default_factory=list,
+        description="Known-wrong answers (a quadratic solution, a forbidden tool call): `verify` "
+        "grades each, and a decoy that passes is a broken case.",
     )
 
     @field_validator("id", mode="before")
@@ -323,6 +420,10 @@ class Scenario(SpecModel):
     def _tool_problems(self, turns: int) -> list[tuple[tuple[str | int, ...], str]]:
         problems: list[tuple[tuple[str | int, ...], str]] = []
         names = [tool.name for tool in self.tools]
+        if self.environment is not None:
+            from benchyard.agents.environments import environment_tool_names
+
+            names += environment_tool_names(self.environment)
         for index, name in enumerate(names):
             if name in names[:index]:
                 problems.append((("tools", index, "name"), f"tool '{name}' is defined twice"))

@@ -24,7 +24,6 @@ from sqlalchemy import (
     case,
     distinct,
     exists,
-    false,
     func,
     or_,
     select,
@@ -39,6 +38,7 @@ from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
 # The review flags' thresholds and marker, as report/flags.py and checks/patch_scan.py define them
 # (kept here as values: the store does not import the packages that read it).
 LONG_FACTOR = 2.0
+LONG_FLOOR = 1.0
 NEAR_MARGIN = 0.05
 SUSPICIOUS_PATCH = "suspicious patch: "
 FLAG_KINDS = ("long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch")
@@ -77,6 +77,7 @@ _ROW_COLUMNS = (
     a.c.failure_kind,
     a.c.negative,
     a.c.turns,
+    a.c.user_turns,
     a.c.hit_max_turns,
     a.c.tokens_in,
     a.c.tokens_out,
@@ -287,7 +288,7 @@ class VerdictGroup:
     duration_sec: float
     max_duration_sec: float
     max_epoch: int
-    long: int  # counted attempts over LONG_FACTOR times the run's median turns
+    long: int  # counted attempts whose extra turns are over the `long` limit
 
 
 @dataclass(frozen=True)
@@ -306,7 +307,7 @@ class RunFigureTallies:
     durations: dict[int, float | None]  # percentile -> seconds
     retried: int
     checks: list[CheckTally]
-    median_turns: float
+    median_turns: float  # median extra turns (beyond the scripted user turns) of counted ones
     flags: dict[str, int] = field(default_factory=dict)
 
 
@@ -360,11 +361,7 @@ def _as_int(expression: ColumnElement[Any]) -> ColumnElement[int]:
 
 
 def _verdict_groups(connection: Connection, run_id: str, median_turns: float) -> list[VerdictGroup]:
-    long = (
-        and_(a.c.verdict.in_(COUNTED), a.c.turns > LONG_FACTOR * median_turns)
-        if median_turns
-        else false()
-    )
+    long = flag_condition(run_id, "long", median_turns)
     query = (
         select(
             a.c.category,
@@ -442,18 +439,21 @@ def _percentiles(connection: Connection, run_id: str, count: int) -> dict[int, f
     return result
 
 
+def _extra_turns() -> ColumnElement[int]:
+    """report/flags.py's extra_turns: turns beyond the scripted user turns, at least 0."""
+    return case((a.c.turns > a.c.user_turns, a.c.turns - a.c.user_turns), else_=0)
+
+
 def _median_counted_turns(connection: Connection, run_id: str) -> float:
-    """statistics.median of the counted attempts' turns (0 without counted attempts)."""
+    """report/flags.py's median_extra_turns: statistics.median of the counted attempts' extra
+    turns (0 without counted attempts)."""
     counted = (*_final(run_id), a.c.verdict.in_(COUNTED))
     total = _count(connection, select(func.count()).where(*counted))
     if total == 0:
         return 0
+    extra = _extra_turns()
     query = (
-        select(a.c.turns)
-        .where(*counted)
-        .order_by(a.c.turns)
-        .offset((total - 1) // 2)
-        .limit(2 - total % 2)
+        select(extra).where(*counted).order_by(extra).offset((total - 1) // 2).limit(2 - total % 2)
     )
     return statistics.median(int(value) for value in connection.execute(query).scalars())
 
@@ -481,7 +481,8 @@ def flag_condition(
     if kind == "hit_max_turns":
         return a.c.hit_max_turns.is_(True)
     if kind == "long":
-        return and_(counted, a.c.turns > LONG_FACTOR * median_turns) if median_turns else false()
+        limit = LONG_FACTOR * max(median_turns, LONG_FLOOR)  # report/flags.py's long_limit
+        return and_(counted, a.c.turns - a.c.user_turns > limit)
     if kind == "near_threshold":
         return or_(_near_own_threshold(margin), _near_check_threshold(margin))
     if kind == "suspicious_patch":
@@ -812,7 +813,27 @@ class QueuedAttempt:
     tries: int
     claims: int
     worker: str | None
+    node: str | None  # the Ray node it runs on, once started there (docs/distributed.md)
     lease_expires_at: datetime | None
+
+
+def node_counts(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
+    """Final attempts per node for each run (where they ran; runs recorded before nodes were
+    kept have none), in one query."""
+    if not run_ids:
+        return {}
+    a = attempts
+    query = (
+        select(a.c.run_id, a.c.node, func.count())
+        .where(a.c.run_id.in_(list(run_ids)), a.c.superseded.is_(False), a.c.node.is_not(None))
+        .group_by(a.c.run_id, a.c.node)
+        .order_by(a.c.run_id, a.c.node)
+    )
+    counts: dict[str, dict[str, int]] = {}
+    with store.engine.connect() as connection:
+        for run_id, node, count in connection.execute(query):
+            counts.setdefault(str(run_id), {})[str(node)] = int(count)
+    return counts
 
 
 def open_attempts(store: Store, *, limit: int = 100) -> list[QueuedAttempt]:
@@ -827,6 +848,7 @@ def open_attempts(store: Store, *, limit: int = 100) -> list[QueuedAttempt]:
             q.c.tries,
             q.c.claims,
             q.c.worker,
+            q.c.node,
             q.c.lease_expires_at,
         )
         .where(q.c.state.in_(("claimed", "queued")))
@@ -835,7 +857,7 @@ def open_attempts(store: Store, *, limit: int = 100) -> list[QueuedAttempt]:
     )
     with store.engine.connect() as connection:
         return [
-            QueuedAttempt(*row[:-1], lease_expires_at=aware(row[-1]))
+            QueuedAttempt(**{**row._asdict(), "lease_expires_at": aware(row.lease_expires_at)})
             for row in connection.execute(query)
         ]
 
@@ -849,6 +871,7 @@ class WorkerClaims:
     pid: int | None
     held: int
     lease_expires_at: datetime | None
+    nodes: dict[str, int] = field(default_factory=dict)  # where its attempts run (Ray), how many
 
 
 def workers(store: Store) -> list[WorkerClaims]:
@@ -864,9 +887,19 @@ def workers(store: Store) -> list[WorkerClaims]:
         .group_by(q.c.worker)
         .order_by(q.c.worker)
     )
+    placed = (
+        select(q.c.worker, q.c.node, func.count())
+        .where(q.c.state == "claimed", q.c.worker.is_not(None), q.c.node.is_not(None))
+        .group_by(q.c.worker, q.c.node)
+    )
     with store.engine.connect() as connection:
+        nodes: dict[str, dict[str, int]] = {}
+        for worker, node, count in connection.execute(placed):
+            nodes.setdefault(str(worker), {})[str(node)] = int(count)
         return [
-            WorkerClaims(str(worker), node, pid, int(held), aware(lease))
+            WorkerClaims(
+                str(worker), node, pid, int(held), aware(lease), nodes.get(str(worker), {})
+            )
             for worker, node, pid, held, lease in connection.execute(query)
         ]
 

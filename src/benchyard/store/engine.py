@@ -155,23 +155,36 @@ def head_revision() -> str:
     return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
 
 
-def _current_revision(engine: Engine) -> str | None:
-    """The revision the database is at; None for a new one (or one that cannot be read)."""
+_DOWN_REVISION = re.compile(r"^down_revision\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+
+
+def head_revisions() -> frozenset[str]:
+    """The revisions no other migration follows: one once the chain is linear; several while
+    migrations written side by side still branch from one revision (until they are re-chained)."""
+    revisions, followed = set(), set()
+    for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"):
+        revisions.add(path.name.split("_", 1)[0])
+        followed.update(_DOWN_REVISION.findall(path.read_text(encoding="utf-8")))
+    return frozenset(revisions - followed)
+
+
+def _current_revisions(engine: Engine) -> frozenset[str]:
+    """The revisions the database is at; empty for a new one (or one that cannot be read)."""
     try:
         with engine.connect() as connection:
-            row = connection.execute(text("SELECT version_num FROM alembic_version")).first()
+            rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
     except SQLAlchemyError:
-        return None
-    return str(row[0]) if row else None
+        return frozenset()
+    return frozenset(str(row[0]) for row in rows)
 
 
-def _revision_in(connection: Connection) -> str | None:
-    """The revision the database is at, read inside the caller's transaction (without a failing
+def _revisions_in(connection: Connection) -> frozenset[str]:
+    """The revisions the database is at, read inside the caller's transaction (without a failing
     statement, which would end a PostgreSQL transaction)."""
     if not inspect(connection).has_table("alembic_version"):
-        return None
-    row = connection.execute(text("SELECT version_num FROM alembic_version")).first()
-    return str(row[0]) if row else None
+        return frozenset()
+    rows = connection.execute(text("SELECT version_num FROM alembic_version")).all()
+    return frozenset(str(row[0]) for row in rows)
 
 
 def ensure_schema(engine: Engine) -> None:
@@ -181,15 +194,15 @@ def ensure_schema(engine: Engine) -> None:
     store, an advisory lock in PostgreSQL) and reads the revision again before migrating. Alembic
     is imported only when a migration is due: it costs a quarter second at start-up.
     """
-    head = head_revision()
-    if _current_revision(engine) == head:
+    heads = head_revisions()
+    if _current_revisions(engine) == heads:
         return
     with _migration_lock(engine), engine.begin() as connection:
         if engine.dialect.name == "postgresql":
             connection.execute(
                 text("SELECT pg_advisory_xact_lock(:key)"), {"key": MIGRATION_LOCK_KEY}
             )
-        if _revision_in(connection) != head:
+        if _revisions_in(connection) != heads:
             _upgrade(connection)
 
 
@@ -233,4 +246,4 @@ def _upgrade(connection: Connection) -> None:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
-    command.upgrade(config, "head")
+    command.upgrade(config, "heads")

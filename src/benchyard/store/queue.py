@@ -233,7 +233,7 @@ class Queue:
                 lambda c: c.execute(
                     update(runs)
                     .where(runs.c.id.in_(started), runs.c.status == "queued")
-                    .values(status="running")
+                    .values(status="running", status_reason=None)
                 )
             )
             self._started |= started
@@ -345,6 +345,31 @@ class Queue:
         )
         return StopOutcome(self._count(connection, run_id, (DONE,)), dropped)
 
+    def pause_run(self, run_id: str, worker: WorkerIdentity, reason: str) -> int:
+        """Put the attempts `worker` holds of a running run back in the queue and mark the run
+        queued with `reason` (a budget or a pilot stopped it): `benchyard worker` resumes it.
+        Returns how many attempts went back (0: nothing was held, the run is left as it is)."""
+
+        def body(connection: Connection) -> int:
+            run = self._lock_runs(connection, [run_id]).get(run_id)
+            if run is None or run.status not in ACTIVE_RUN_STATUSES:
+                current = "gone" if run is None else run.status
+                raise RunNotActive(f"run {run_id[:8]} is already {current}; nothing to pause")
+            moved = connection.execute(
+                update(q)
+                .where(q.c.run_id == run_id, q.c.worker == worker.id, q.c.state == CLAIMED)
+                .values(**_unclaimed(QUEUED))
+            ).rowcount
+            if moved:
+                connection.execute(
+                    update(runs)
+                    .where(runs.c.id == run_id)
+                    .values(status="queued", status_reason=reason)
+                )
+            return int(moved)
+
+        return self._transact(body)
+
     # ---- taking back the claims of lost workers -----------------------------------------
 
     def local_holders(self, worker: WorkerIdentity) -> set[int]:
@@ -423,7 +448,57 @@ class Queue:
         connection.execute(insert(run_resumes).values(**asdict(resume)))
         return resume
 
+    def lost_elsewhere(
+        self, worker: WorkerIdentity, ids: Iterable[int], lost: str, cause: str
+    ) -> tuple[list[ResumeRecord], set[int]]:
+        """Record that attempts `worker` holds lost the place they ran on (a Ray node that died
+        mid-attempt, `lost` naming it): one resume per run, as for a lost worker. The worker keeps
+        their claims and runs them again elsewhere; a run with `--on-crash fail` fails instead.
+        Returns the resumes and the attempts to run again (still held, their run still on)."""
+        held = select(q.c.id, q.c.run_id).where(
+            q.c.id.in_(sorted(set(ids))), q.c.worker == worker.id, q.c.state == CLAIMED
+        )
+
+        def body(connection: Connection) -> tuple[list[ResumeRecord], set[int]]:
+            run_ids = {row.run_id for row in connection.execute(held)}
+            locked_runs = self._lock_runs(connection, run_ids)
+            groups: dict[str, list[Any]] = defaultdict(list)
+            for row in connection.execute(self._locked(held)):
+                if row.run_id in locked_runs:
+                    groups[row.run_id].append(row)
+            resumes: list[ResumeRecord] = []
+            again: set[int] = set()
+            for run_id, rows in sorted(groups.items()):
+                run = locked_runs[run_id]
+                if (run.settings or {}).get("on_crash") == "fail":
+                    resume = self._take_back(connection, worker, run, lost, cause, rows)
+                    resumes += [resume] if resume is not None else []
+                    continue
+                resume = ResumeRecord(
+                    run_id=run_id,
+                    at=datetime.now(UTC),
+                    action="requeued",
+                    lost_worker=lost,
+                    cause=cause,
+                    by_worker=worker.id,
+                    kept=self._count(connection, run_id, (DONE,)),
+                    requeued=len(rows),
+                )
+                connection.execute(insert(run_resumes).values(**asdict(resume)))
+                resumes.append(resume)
+                again |= {row.id for row in rows}
+            return resumes, again
+
+        return self._transact(body)
+
     # ---- reading ------------------------------------------------------------------------
+
+    def scenario_ids(self, run_id: str) -> set[str]:
+        """The scenarios a run has attempts of in the queue (what its filters, limit or rerun
+        selected)."""
+        query = select(attempt_queue.c.scenario_id).where(attempt_queue.c.run_id == run_id)
+        with self.engine.connect() as connection:
+            return {str(value) for value in connection.execute(query.distinct()).scalars()}
 
     def resumes(self, run_id: str) -> list[ResumeRecord]:
         query = select(run_resumes).where(run_resumes.c.run_id == run_id)
@@ -439,6 +514,7 @@ def _unclaimed(state: str) -> dict[str, Any]:
         "worker_node": None,
         "worker_pid": None,
         "lease_expires_at": None,
+        "node": None,
     }
 
 

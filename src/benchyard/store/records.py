@@ -21,6 +21,7 @@ class CheckRecord:
     weight: float
     reason: str
     threshold: float | None = None  # the check's own pass threshold on its score, if any
+    details: dict[str, Any] | None = None  # a check's structured figures (root_cause: P/R/F1)
 
 
 @dataclass
@@ -40,11 +41,13 @@ class RunRecord:
     planned_attempts: int
     agent_commit: str | None = None
     agent_dirty: bool | None = None
+    agent_diff_hash: str | None = None  # sha256 of `git diff HEAD` when dirty
     agent_repo: str | None = None
     finished_at: datetime | None = None
     parent_run_id: str | None = None
     status_reason: str | None = None  # why the run failed or was cancelled
     rescored_from: str | None = None  # the run whose recorded outputs this one re-graded
+    kind: str = "benchmark"  # benchmark | speed (`benchyard speed`: samples, no attempts)
 
 
 @dataclass
@@ -70,7 +73,8 @@ class AttemptRecord:
     stdout_dropped_bytes: int = 0
     stderr_dropped_bytes: int = 0
     turns: int = 0
-    hit_max_turns: bool = False
+    user_turns: int = 1  # the user turns the stimulus scripted (a conversation's, or 1)
+    hit_max_turns: bool = False  # the agent wanted another turn past max_turns
     tokens_in: int = 0
     tokens_out: int = 0
     cost_usd: float | None = None
@@ -82,6 +86,7 @@ class AttemptRecord:
     patch: str | None = None  # the agent's change to its workdir, as a unified diff
     answers: list[str] | None = None  # every turn's answer when there are several (rescore)
     threshold: float | None = None  # the scenario's pass threshold on the score, if any
+    node: str | None = None  # the machine (and Ray node) the try ran on
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from benchyard.web.headers import SecurityHeaders
 from benchyard.web.models import WebModel
 from benchyard.web.overview import FiguresCache
 from benchyard.web.render import Renderer
-from benchyard.web.routes import attempts, benchmarks, compare, editing, queue, runs
+from benchyard.web.routes import attempts, automation, benchmarks, compare, editing, queue, runs
 from benchyard.web.state import AppState
 from benchyard.web.timing import ServerTiming
 
@@ -65,11 +65,12 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.benchyard = state
-    for module in (runs, attempts, compare, benchmarks, queue, editing):
+    for module in (runs, attempts, compare, benchmarks, queue, editing, automation):
         app.include_router(module.router)
     if not config.read_only:
         app.include_router(queue.actions)
         app.include_router(editing.actions)
+        app.include_router(automation.actions)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.add_api_route("/", _home, methods=["GET"], include_in_schema=False)
     _handle_errors(app, state)

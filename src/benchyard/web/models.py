@@ -481,6 +481,9 @@ class QueuedAttemptRow(WebModel):
     tries: int
     claims: int
     worker: str | None
+    node: str | None = Field(
+        default=None, description="The Ray node it runs on, once started there (Ray executor)."
+    )
     lease_expires_at: datetime | None
 
 
@@ -492,6 +495,10 @@ class WorkerRow(WebModel):
     lease_expires_at: datetime | None
     lease_left_sec: float | None = Field(
         description="Seconds until the lease runs out; each heartbeat pushes it back."
+    )
+    nodes: dict[str, int] = Field(
+        default_factory=dict,
+        description="The nodes its attempts run on and how many on each (Ray executor).",
     )
 
 

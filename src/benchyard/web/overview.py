@@ -34,7 +34,10 @@ def run_figures(tallies: RunFigureTallies) -> RunFigures:
     categories = category_counts(tallies.groups)
     checks = {
         tally.check_type: CheckCounts(
-            passed=tally.passed, total=tally.total, pass_rate=_ratio(tally.passed, tally.total)
+            passed=tally.passed,
+            total=tally.total,
+            pass_rate=_ratio(tally.passed, tally.total),
+            pass_rate_ci95=wilson_interval(tally.passed, tally.total),
         )
         for tally in tallies.checks
     }
@@ -120,6 +123,7 @@ def category_counts(groups: list[VerdictGroup]) -> dict[str, CategoryCounts]:
             attempts=sum(g.attempts for g in members),
             raw=f"{passed}/{counted_n}",
             accuracy=_ratio(passed, counted_n),
+            accuracy_ci95=wilson_interval(passed, counted_n),
         )
     return result
 

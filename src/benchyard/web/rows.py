@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from benchyard.report.flags import review_flags
+from benchyard.report.flags import is_long, review_flags
 from benchyard.report.stats import wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS
-from benchyard.store.browse import COUNTED, LONG_FACTOR, RunTally, run_tallies
+from benchyard.store.browse import COUNTED, RunTally, run_tallies
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 from benchyard.web.models import AttemptRow, CheckBrief, RunRow
@@ -93,12 +93,12 @@ def attempt_row(
 
 def attempt_flags(attempt: AttemptRecord, median_turns: float, flaky: bool) -> list[str]:
     """The review flags report/flags.py raises on this attempt: those it decides alone, `long`
-    against the run's median turns, and `flaky` when its scenario is."""
+    against the run's median extra turns, and `flaky` when its scenario is."""
     if attempt.superseded:
         return []
     kinds: set[str] = {flag.kind for flag in review_flags([attempt]) if flag.kind != "flaky"}
     counted = attempt.verdict in COUNTED
-    if median_turns and counted and attempt.turns > LONG_FACTOR * median_turns:
+    if is_long(attempt, median_turns):
         kinds.add("long")
     if flaky and counted:
         kinds.add("flaky")

@@ -64,7 +64,10 @@ def _attempts() -> list[AttemptRecord]:
                 score=0.96 if n % 13 == 0 else float(verdict == "passed"),
                 threshold=0.95 if n % 13 == 0 else None,
                 negative=scenario % 7 == 0,
-                turns=12 if n % 10 == 0 else (n * 7) % 4 + 1,
+                # Every fifth scenario is a three-turn conversation: its scripted turns are not
+                # excess, so only its turns beyond them count towards `long`.
+                user_turns=3 if scenario % 5 == 2 else 1,
+                turns=(12 if n % 10 == 0 else (n * 7) % 4 + 1) + (2 if scenario % 5 == 2 else 0),
                 hit_max_turns=n % 17 == 0,
                 tokens_in=n * 3,
                 tokens_out=n,
@@ -151,6 +154,7 @@ def test_each_review_flag_in_sql_flags_the_reports_attempts(store: Store, run_id
 
 def test_the_flag_thresholds_are_the_reports() -> None:
     assert browse.LONG_FACTOR == report_flags.LONG_FACTOR
+    assert browse.LONG_FLOOR == report_flags.LONG_FLOOR
     assert browse.NEAR_MARGIN == report_flags.NEAR_MARGIN
     assert browse.SUSPICIOUS_PATCH == SUSPICIOUS_PATCH
     assert set(browse.FLAG_KINDS) == set(

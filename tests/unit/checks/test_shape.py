@@ -63,6 +63,31 @@ def test_length_in_chars_and_lines() -> None:
     assert shape("a\nb\n\nc", min_length=3, unit="lines")[0]
 
 
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("One. Two! Three?", 3),
+        ("Dr. Smith met J. R. R. Tolkien. He said hi.", 2),
+        ("Pi is 3.14 and e is 2.72 today", 1),
+        ('He said "stop." Then he left.', 2),
+        ("Wait... what?! Fine.", 3),
+        ("A heading\n\nThen a paragraph. And another sentence.", 3),
+        ("```python\nx = 1. y = 2. z\n```\nDone.", 1),
+        ("", 0),
+    ],
+)
+def test_sentences(text: str, sentences: int) -> None:
+    assert measure(text, "sentences") == sentences
+
+
+def test_length_in_sentences() -> None:
+    """word_count and sentence_count are response_shape with unit words or sentences."""
+    assert shape("It rained. Then it stopped. We went out.", max_length=2, unit="sentences")[2] == (
+        "1 of 1 constraints unmet: at most 2 sentences (found 3)"
+    )
+    assert shape("Dr. Who arrived. He left.", min_length=2, max_length=2, unit="sentences")[0]
+
+
 def test_list_items_count_markdown_bullets_outside_code() -> None:
     assert shape(REPORT, min_list_items=5, max_list_items=5)[0]
     passed, _, reason = shape(REPORT, min_list_items=6)
@@ -112,14 +137,14 @@ def test_starts_and_ends_with_after_stripping() -> None:
     passed, score, reason = shape(answer, starts_with="Hello", ends_with="Regards")
     assert not passed and score == 0.5
     assert reason == (
-        "1 of 2 constraints unmet: starts with 'Hello' ('Dear team, we shipped it. Regards')"
+        "1 of 2 constraints unmet: starts with 'Hello' (found 'Dear team, we shipped it. Regards')"
     )
 
 
 def test_forbidden_is_case_insensitive() -> None:
     assert shape("All good.", forbidden=["sorry", "as an AI"])[0]
     assert shape("As an ai, I'm SORRY.", forbidden=["sorry", "as an AI", "oops"])[2] == (
-        "1 of 1 constraints unmet: none of 'sorry', 'as an AI', 'oops' (found 'sorry', 'as an AI')"
+        "1 of 1 constraints unmet: forbidden 'sorry', 'as an AI', 'oops' (found 'sorry', 'as an AI')"
     )
 
 
@@ -142,7 +167,10 @@ def test_score_is_the_fraction_of_constraints_met() -> None:
         ({"min_list_items": 3, "max_list_items": 1}, "min_list_items (3) is greater than"),
         ({"forbidden": ["ok", ""]}, "forbidden and required_json_keys take non-empty strings"),
         ({"min_length": -1}, "min_length\n  Input should be greater than or equal to 0"),
-        ({"unit": "pages", "min_length": 1}, "unit\n  Input should be 'chars', 'words' or 'lines'"),
+        (
+            {"unit": "pages", "min_length": 1},
+            "unit\n  Input should be 'chars', 'words', 'lines' or 'sentences'",
+        ),
         ({"case": "title"}, "case\n  Input should be 'lower' or 'upper'"),
         ({"starts_with": ""}, "starts_with\n  String should have at least 1 character"),
         ({"max_words": 3}, "max_words\n  Extra inputs are not permitted"),

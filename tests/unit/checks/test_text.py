@@ -53,24 +53,27 @@ def test_equals_rejects_unknown_params() -> None:
 def test_contains_all_passes_when_every_substring_appears() -> None:
     result = run_check("contains", "Paris is the CAPITAL of France", value=["capital", "france"])
     assert result.passed
-    assert result.reason == "answer contains 'capital', 'france'"
+    assert result.reason == "contains all of 'capital', 'france': found all"
 
 
 def test_contains_all_lists_the_missing_substrings() -> None:
     result = run_check("contains", "Paris is lovely", value=["Paris", "France", "capital"])
     assert not result.passed
-    assert result.reason == "missing 'France', 'capital' in answer 'Paris is lovely'"
+    assert result.reason == (
+        "contains all of 'Paris', 'France', 'capital': missing 'France', 'capital' "
+        "(found 'Paris') in answer 'Paris is lovely'"
+    )
 
 
 def test_contains_any_passes_on_one_substring() -> None:
     result = run_check("contains", "it is blue", value=["red", "blue"], mode="any")
-    assert result.passed and result.reason == "answer contains 'blue'"
+    assert result.passed and result.reason == "contains any of 'red', 'blue': found 'blue'"
 
 
 def test_contains_any_fails_when_none_appears() -> None:
     result = run_check("contains", "it is green", value=["red", "blue"], mode="any")
     assert not result.passed
-    assert result.reason == "none of 'red', 'blue' in answer 'it is green'"
+    assert result.reason == "contains any of 'red', 'blue': found none in answer 'it is green'"
 
 
 def test_contains_single_string_and_case_sensitivity() -> None:

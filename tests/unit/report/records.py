@@ -20,6 +20,7 @@ class Row:
     epoch: int = 1
     category: str = "general"
     turns: int = 1
+    user_turns: int = 1
     score: float | None = None
     threshold: float | None = None
     checks: list[CheckRecord] = field(default_factory=list)
@@ -50,6 +51,7 @@ def write_run(
                 score=row.score if row.score is not None else float(row.verdict == "passed"),
                 duration_sec=row.duration_sec,
                 turns=row.turns,
+                user_turns=row.user_turns,
                 threshold=row.threshold,
                 checks=row.checks,
                 hit_max_turns=row.hit_max_turns,

@@ -154,9 +154,9 @@ def test_errors_are_beside_accuracy_in_every_rendering(store: Store) -> None:
         "**Errors in run feedc0de: 2 of 12 (16.7%) final attempts are errors, left out of "
         "accuracy; counted as failures, accuracy would be 66.7%"
     ) in text
-    assert "| category | passed/counted | accuracy | errors | timeouts |" in text
-    assert "| text | 3/4 | 75.0% | 2 of 6 (33.3%) | 1 |" in text
-    assert "| math | 5/6 | 83.3% | 0 | 0 |" in text
+    assert "| category | passed/counted | accuracy | 95% CI | errors | timeouts |" in text
+    assert "| text | 3/4 | 75.0% | 30.1-95.4% | 2 of 6 (33.3%) | 1 |" in text
+    assert "| math | 5/6 | 83.3% | 43.6-97.0% | 0 | 0 |" in text
     categories = report.model_dump(mode="json")["categories"]
     assert (categories["text"]["errors"], categories["text"]["attempts"]) == (2, 6)
 
@@ -166,7 +166,9 @@ def test_errors_are_beside_accuracy_in_every_rendering(store: Store) -> None:
     table = console.export_text()
     assert "8/10 counted, 2 errors left out" in table
     assert "errors           2 of 12 (16.7%) final attempts are errors" in table
-    assert "│ text     │ 3/4            │ 75.0%    │ 2 of 6 (33.3%) │ 1        │" in table
+    assert (
+        "│ text     │ 3/4            │ 75.0%    │ 30.1-95.4% │ 2 of 6 (33.3%) │ 1        │" in table
+    )
 
 
 def test_wilson_and_percentile_edge_cases() -> None:

@@ -24,8 +24,11 @@ def test_flags_for_review(store: Store) -> None:
         Row("steady", "passed", epoch=2, turns=2),
         Row("flaky", "passed", epoch=1, turns=2),
         Row("flaky", "failed", epoch=2, turns=2),
-        Row("long", "passed", epoch=1, turns=5),  # 5 > 2 x median 2
-        Row("long", "passed", epoch=2, turns=4, hit_max_turns=True),  # 4 is not over 2 x 2
+        Row("long", "passed", epoch=1, turns=5),  # 4 extra turns > 2 x the median 1 extra
+        Row("long", "passed", epoch=2, turns=3, hit_max_turns=True),  # 2 extra: not over 2 x 1
+        # A conversation's scripted user turns are not excess: 4 turns for 3 scripted is 1 extra.
+        Row("chat", "passed", epoch=1, turns=4, user_turns=3),
+        Row("chat", "passed", epoch=2, turns=6, user_turns=3),  # 3 extra > 2 x 1: long
         Row("judged", "passed", epoch=1, turns=2, checks=[_check(0.72, 0.7)]),  # within 0.05
         Row("judged", "passed", epoch=2, turns=2, checks=[_check(0.9, 0.7)]),
         Row("perfect", "passed", epoch=1, turns=2, checks=[_check(1.0, 1.0)]),  # not partial
@@ -36,6 +39,7 @@ def test_flags_for_review(store: Store) -> None:
     report = build_report(store, store.get_run(write_run(store, "f" * 16, rows)))
     found = [(f.kind, f.scenario_id, f.epoch) for f in report.flags]
     assert found == [
+        ("long", "chat", 2),
         ("flaky", "flaky", None),
         ("near_threshold", "judged", 1),
         ("long", "long", 1),
@@ -45,11 +49,15 @@ def test_flags_for_review(store: Store) -> None:
     ]
     details = {(f.kind, f.scenario_id): f.detail for f in report.flags}
     assert details[("flaky", "flaky")] == "passed 1 of 2 epochs"
-    assert details[("long", "long")] == "5 turns, over 2x the median 2"
+    assert details[("long", "long")] == (
+        "5 turns for 1 scripted user turn: 4 beyond them, over 2 (2x the run's median of 1, "
+        "counted as at least 1)"
+    )
+    assert details[("long", "chat")].startswith("6 turns for 3 scripted user turns: 3 beyond")
     assert details[("near_threshold", "judged")] == "rubric: score 0.720, threshold 0.7"
     assert details[("near_threshold", "weighted")] == "scenario score: score 0.520, threshold 0.5"
     dumped = report.model_dump(mode="json")
-    assert dumped["flags"][0] == {
+    assert dumped["flags"][1] == {
         "kind": "flaky",
         "scenario_id": "flaky",
         "epoch": None,
@@ -57,8 +65,8 @@ def test_flags_for_review(store: Store) -> None:
         "detail": "passed 1 of 2 epochs",
     }
     text = to_markdown([report])
-    assert "## Flags for review in run ffffffff (6)" in text
-    assert "- hit_max_turns: **long** (epoch 2): used all 4 turns" in text
+    assert "## Flags for review in run ffffffff (7)" in text
+    assert "- hit_max_turns: **long** (epoch 2): wanted another turn after 3 turns" in text
 
 
 def test_pass_at_k_and_pass_hat_k_in_the_report(store: Store) -> None:

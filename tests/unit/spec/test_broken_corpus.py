@@ -69,7 +69,7 @@ def test_validate_prints_every_problem_and_exits_1(cli: Cli, name: str) -> None:
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
     assert comparable(name, lines[:-1]) == comparable(name, expected)
-    assert lines[-1] == f"{len(expected)} problem(s) found"
+    assert lines[-1] == f"{len(expected)} problem{'' if len(expected) == 1 else 's'} found"
     assert result.stdout == ""
     assert "Traceback" not in result.output
 
@@ -79,5 +79,5 @@ def test_validate_accepts_a_manifest_path_as_well_as_its_directory(cli: Cli) -> 
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         *EXPECTED["check-type-typo"]["problems"],
-        "1 problem(s) found",
+        "1 problem found",
     ]

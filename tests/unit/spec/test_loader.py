@@ -437,7 +437,7 @@ def test_an_unknown_name_suggests_the_closest_builtin() -> None:
         load_benchmark("startr")
     assert str(raised.value) == (
         "no benchmark at 'startr' (did you mean 'starter'?): give a directory holding "
-        "benchmark.yaml, or a built-in name (starter)"
+        "benchmark.yaml, or a built-in name (hard, sre-starter, starter)"
     )
 
 

@@ -151,13 +151,17 @@ def run_page(
         summary=figures.summary,
         categories=[
             CategoryRow(
-                category=name, **counts.model_dump(), accuracy_ci95=figures.category_intervals[name]
+                category=name,
+                **counts.model_dump(exclude={"accuracy_ci95"}),
+                accuracy_ci95=figures.category_intervals[name],
             )
             for name, counts in figures.categories.items()
         ],
         checks=[
             CheckRow(
-                check_type=name, **counts.model_dump(), pass_rate_ci95=figures.check_intervals[name]
+                check_type=name,
+                **counts.model_dump(exclude={"pass_rate_ci95"}),
+                pass_rate_ci95=figures.check_intervals[name],
             )
             for name, counts in figures.checks.items()
         ],

@@ -1,0 +1,170 @@
+"""What a worker does besides attempts (runner/worker.py calls it): fire due schedules, handle the
+runs it ended (compare, announce), and send webhook deliveries. All of it runs in a thread of its
+own, so that the worker's event loop never waits on the store or on a slow receiver.
+
+A queue worker (`benchyard worker`) starts the thread: every `tick_sec` it sends the deliveries
+due, every `schedule_sec` it fires the schedules due. An inline `benchyard run` does not: the run
+it ended is handled when it stops. Stopping handles the runs still waiting, then sends what is due
+and keeps retrying for at most `drain_sec`; a delivery still waiting after that stays in the store
+for the next worker (or `benchyard webhooks deliver`)."""
+
+from __future__ import annotations
+
+import functools
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from benchyard.automation.webhook_config import WebhookConfig, register_webhook_secrets
+from benchyard.errors import BenchyardError
+from benchyard.store.store import Store
+
+Log = Callable[[str], None]
+Clock = Callable[[], datetime]
+DRAIN_SEC = 15.0
+
+
+def utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+class WorkerHooks:
+    def __init__(
+        self,
+        store: Store,
+        log: Log | None = None,
+        *,
+        poll_sec: float = 1.0,
+        clock: Clock = utc_now,
+        webhooks: dict[str, WebhookConfig] | None = None,
+        drain_sec: float = DRAIN_SEC,
+    ) -> None:
+        self.store = store
+        self.log = log or (lambda message: None)
+        self.clock = clock
+        self.tick_sec = min(1.0, max(0.05, poll_sec))
+        self.schedule_sec = min(5.0, max(0.1, 5 * poll_sec))
+        self.drain_sec = drain_sec
+        self._webhooks = webhooks
+        self._ended: deque[str] = deque()
+        self._stop = threading.Event()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._schedules = False
+
+    @property
+    def webhooks(self) -> dict[str, WebhookConfig]:
+        """The webhooks of the benchyard.yaml found from the working directory (as the CLI finds
+        it); their secrets registered for scrubbing."""
+        if self._webhooks is None:
+            from benchyard.config import find_config, load_config
+            from benchyard.runner.api import register_secrets
+
+            try:
+                config = load_config(find_config())
+            except BenchyardError as error:
+                self.log(f"webhooks off: benchyard.yaml does not load: {error}")
+                self._webhooks = {}
+                return self._webhooks
+            register_secrets(config)  # what the payloads must not carry
+            self._webhooks = dict(config.webhooks)
+            register_webhook_secrets(self._webhooks)
+        return self._webhooks
+
+    def start(self, *, schedules: bool) -> None:
+        """Start the thread (a queue worker: `schedules` True fires the schedules)."""
+        self._schedules = schedules
+        self._thread = threading.Thread(target=self._loop, name="benchyard-hooks", daemon=True)
+        self._thread.start()
+
+    def run_ended(self, run_id: str) -> None:
+        """A run this worker ended; handled by the thread, or when stopping."""
+        self._ended.append(run_id)
+        self._wake.set()
+
+    def stop(self) -> None:
+        """Stop the thread, handle the ended runs left, deliver what is due (with retries, for at
+        most `drain_sec`)."""
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=60)
+        self._handle_ended()
+        if not self.webhooks:
+            return
+        deadline = time.monotonic() + self.drain_sec
+        while True:
+            self._deliver()
+            left = deadline - time.monotonic()
+            if left <= 0 or not self._waiting(left):
+                return
+            time.sleep(min(self.tick_sec, left))
+
+    # ---- the thread ------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        next_schedules = 0.0
+        while not self._stop.is_set():
+            self._handle_ended()
+            if self._schedules and time.monotonic() >= next_schedules:
+                next_schedules = time.monotonic() + self.schedule_sec
+                self._safely(self._fire)
+            if self.webhooks:
+                self._deliver()
+            self._wake.wait(self.tick_sec)
+            self._wake.clear()
+
+    def _fire(self) -> None:
+        from benchyard.automation.schedules import fire_due
+
+        fire_due(self.store, self.clock(), self.log)
+
+    def _handle_ended(self) -> None:
+        from benchyard.automation.after_run import handle_run_end
+
+        while self._ended:
+            run_id = self._ended.popleft()
+            self._safely(
+                functools.partial(
+                    handle_run_end,
+                    self.store,
+                    self.webhooks,
+                    run_id,
+                    log=self.log,
+                    now=self.clock(),
+                )
+            )
+
+    def _deliver(self) -> None:
+        from benchyard.automation.webhooks import deliver_due
+
+        def send() -> None:
+            for delivery in deliver_due(self.store, self.webhooks, self.clock):
+                self.log(
+                    f"webhook {delivery.webhook}: {delivery.event} {delivery.id[:8]} "
+                    f"{delivery.state} (try {delivery.tries}, status {delivery.last_status})"
+                )
+
+        self._safely(send)
+
+    def _waiting(self, within_sec: float) -> bool:
+        from benchyard.automation.webhooks import due_count
+
+        try:
+            return due_count(self.store, self.clock(), within_sec) > 0
+        except SQLAlchemyError:
+            return False
+
+    def _safely(self, action: Callable[[], object]) -> None:
+        """A fault here never stops the worker: it is logged, and tried again next tick."""
+        try:
+            action()
+        except (SQLAlchemyError, BenchyardError, OSError) as error:
+            reason = getattr(error, "orig", None) or error
+            self.log(f"automation: {type(error).__name__}: {str(reason).splitlines()[0][:300]}")
+        except Exception as error:  # a bug here must not take the worker's attempts with it
+            self.log(f"automation: unexpected {type(error).__name__}: {error}"[:400])

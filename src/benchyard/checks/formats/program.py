@@ -1,0 +1,91 @@
+"""Running an official "one program" evaluation (HumanEval's prompt + completion + test + check,
+MBPP's imports + code + asserts) through code_exec's two processes: the solution half of the
+program in the solution's process, the test half in the tests process, which sees the solution's
+names (the prompt's helpers too) as proxies whose calls cross a pipe as plain data.
+
+The verdict is the official one: the program passes when it runs to the end without an exception
+(here: the driver prints the attempt's random marker after the last test statement), fails on any
+exception, and times out past its time limit.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+
+from benchyard.checks.base import CheckResult, CodeWorkspace
+from benchyard.checks.code_exec import APART, FAILURE_PREFIX, SAME
+from benchyard.checks.code_support import exit_text, one_line, run_script, script, tail
+from benchyard.sandbox.process import ProcessOutcome
+
+MODULE = "solution"
+"""The solution half is written as solution.py; its names, not the module, are what the tests
+see, so an entry point named like the module (or like any module) keeps its meaning."""
+
+STARTUP_ALLOWANCE_SEC = 1.0
+"""Added to a program's time limit for the sandbox and interpreters to start (the official
+evaluators time the program alone; their parent process also waits one second more)."""
+
+RELIABILITY_GUARD = (
+    "import builtins as _b, os as _o, shutil as _s, subprocess as _p, sys as _y, faulthandler as _f"
+    "; _f.disable(); _b.exit = None; _b.quit = None; _b.help = None"
+    "; _o.environ['OMP_NUM_THREADS'] = '1'"
+    "; [setattr(_o, _n, None) for _n in ('kill', 'system', 'putenv', 'remove', 'removedirs',"
+    " 'rmdir', 'fchdir', 'setuid', 'fork', 'forkpty', 'killpg', 'rename', 'renames', 'truncate',"
+    " 'replace', 'unlink', 'fchmod', 'fchown', 'chmod', 'chown', 'chroot', 'lchflags', 'lchmod',"
+    " 'lchown', 'getcwd', 'chdir')]"
+    "; _s.rmtree = None; _s.move = None; _s.chown = None; _p.Popen = None"
+    "; [_y.modules.__setitem__(_m, None) for _m in ('ipdb', 'joblib', 'resource', 'psutil',"
+    " 'tkinter')]"
+    "; del _b, _o, _s, _p, _y, _f\n"
+)
+"""HumanEval's `reliability_guard`, on one line before the solution (so line numbers move by one):
+the official evaluator disables these functions before it runs a program, so a completion that
+calls one of them fails there, and fails here."""
+
+
+@dataclass(frozen=True)
+class Program:
+    solution: str  # the solution half: the module the tests call into
+    tests: str  # the test half: run with the solution's names in scope
+    time_limit_sec: float
+    same_process: bool = False
+
+
+async def run_program(code: CodeWorkspace, program: Program, label: str) -> CheckResult:
+    """Run `program` in a fresh sandbox; passed when its tests ran to the end."""
+    code.write_file(f"{MODULE}.py", program.solution)
+    marker = f"benchyard-marker-{secrets.token_hex(16)}"
+    marker_file = code.io_dir / "marker"
+    marker_file.write_text(marker, encoding="utf-8")
+    tests_file = code.io_dir / "tests.py"
+    tests_file.write_text(program.tests, encoding="utf-8")
+    mode = "same" if program.same_process else "process"
+    how = SAME if program.same_process else APART
+    sources = [script("code_exec_wire"), script("code_exec_solution")]
+    timeout = program.time_limit_sec + STARTUP_ALLOWANCE_SEC
+    outcome = await run_script(
+        code,
+        "code_exec_driver",
+        [*sources, str(marker_file), MODULE, str(tests_file), mode],
+        timeout_sec=timeout,
+    )
+    if outcome.timed_out:
+        return CheckResult.of(
+            False, f"{label}: timed out (limit {program.time_limit_sec:g}s) {how}"
+        )
+    stdout = outcome.stdout.decode("utf-8", errors="replace")
+    if outcome.returncode == 0 and marker in stdout:
+        return CheckResult.of(True, f"{label}: passed (ran to the end) {how}")
+    if outcome.returncode == 0:
+        return CheckResult.of(
+            False, f"{label}: failed: exited 0 before the tests ran to the end {how}"
+        )
+    return CheckResult.of(False, f"{label}: failed: {_failure(stdout, outcome)} {how}")
+
+
+def _failure(stdout: str, outcome: ProcessOutcome) -> str:
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(FAILURE_PREFIX):
+            return one_line(line.removeprefix(FAILURE_PREFIX))
+    return f"the program failed ({exit_text(outcome.returncode)}): {tail(outcome.stderr)}"

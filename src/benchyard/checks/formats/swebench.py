@@ -1,0 +1,40 @@
+"""`swebench`: the agent's patch evaluated as SWE-bench's harness evaluates a prediction (see
+importers/swebench_eval.py): applied in a fresh container of the instance's image, the test patch
+over it, the tests run, FAIL_TO_PASS and PASS_TO_PASS graded; passed when resolved."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
+from benchyard.checks.code_support import workspace
+from benchyard.checks.registry import check
+
+
+class SweBenchParams(CheckParams):
+    instance_id: str
+    image: str = Field(min_length=1, description="The instance's image (local; never pulled).")
+    base_commit: str
+    test_patch: str
+    fail_to_pass: list[str] = Field(default_factory=list)
+    pass_to_pass: list[str] = Field(default_factory=list)
+    repo_dir: str = "/testbed"
+    test_command: str = "python3 -m pytest -rA --tb=no -p no:cacheprovider {test_files}"
+    timeout_sec: float = Field(default=1800.0, gt=0)
+
+
+@check("swebench", SweBenchParams, needs_code=True)
+async def swebench(params: SweBenchParams, evidence: Evidence) -> CheckResult:
+    """The agent's patch resolves the SWE-bench instance (its FAIL_TO_PASS and PASS_TO_PASS tests)."""
+    from benchyard.importers.containers import ContainerUnavailable
+    from benchyard.importers.swebench_eval import Instance, evaluate_patch
+
+    code = workspace(evidence, "swebench")
+    if code.patch_error is not None:
+        return CheckResult.of(False, f"patch not applied: {code.patch_error}; not resolved")
+    instance = Instance(**params.model_dump())
+    try:
+        report = await evaluate_patch(instance, code.patch)
+    except ContainerUnavailable as error:
+        raise CheckFailedToRun(str(error)) from error
+    return CheckResult.of(report.resolved, report.summary())

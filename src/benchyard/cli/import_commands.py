@@ -1,0 +1,129 @@
+"""Commands for benchmarks in published formats: `import` and `grade-patches`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from benchyard.cli.errors import handle_errors
+
+OptionList = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--option",
+        help="A format option as key=value (repeatable); see docs/importers.md for each format's.",
+    ),
+]
+
+
+def parse_option_pairs(pairs: list[str] | None) -> dict[str, Any]:
+    """`key=value` pairs, values read as YAML scalars (3, 2.5, true, text)."""
+    import yaml
+
+    options: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise typer.BadParameter(f"'{pair}' is not key=value", param_hint="--option")
+        try:
+            options[key.strip()] = yaml.safe_load(value) if value.strip() else ""
+        except yaml.YAMLError:
+            options[key.strip()] = value
+    return options
+
+
+@handle_errors
+def import_benchmark(
+    format: Annotated[
+        str, typer.Argument(help="The source's format (`benchyard benchmarks` lists them).")
+    ],
+    source: Annotated[Path, typer.Argument(help="The file, or directory of tasks, to import.")],
+    out: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="The benchmark directory to write (default ./FORMAT)."),
+    ] = None,
+    option: OptionList = None,
+    name: Annotated[
+        str | None, typer.Option("--name", help="The benchmark's name (default: the format's).")
+    ] = None,
+) -> None:
+    """Write a benchmark in a published format as an ordinary benchyard benchmark: readable,
+    editable, graded as the format's official evaluator grades it."""
+    from benchyard.importers.build import read_source, write_benchmark
+    from benchyard.spec.loader import load_benchmark
+
+    result = read_source(format, source, parse_option_pairs(option))
+    target = out or Path(result.imported.name)
+    write_benchmark(result, target, name=name)
+    benchmark = load_benchmark(target)
+    provenance = result.provenance
+    typer.echo(
+        f"wrote {target}: {benchmark.name} {benchmark.version}, {len(benchmark.scenarios)} "
+        f"scenarios from {source} ({provenance['format']} format {provenance['format_version']}, "
+        f"{provenance['source_sha256']})"
+    )
+    typer.echo(f"next: benchyard verify {target}   then: benchyard run {target} --agent ...")
+
+
+@handle_errors
+def grade_patches(
+    instances: Annotated[Path, typer.Argument(help="SWE-bench instances (JSONL).")],
+    predictions: Annotated[
+        Path,
+        typer.Argument(help="Predictions (JSONL): instance_id, model_patch, model_name_or_path."),
+    ],
+    option: OptionList = None,
+    out: Annotated[
+        Path | None,
+        typer.Option("-o", "--out", help="The report (default: <model>.benchyard.json here)."),
+    ] = None,
+    jobs: Annotated[int, typer.Option("-j", "--jobs", help="Containers at a time.")] = 2,
+) -> None:
+    """Grade supplied patches as SWE-bench's harness does, without running any agent: each in a
+    fresh container of its instance's image; writes the official per-instance report fields."""
+    import json
+
+    from benchyard.importers.base import ProblemList
+    from benchyard.importers.build import parse_options
+    from benchyard.importers.registry import get_importer
+    from benchyard.importers.source import Fields, read_records
+    from benchyard.importers.swebench import SweBenchOptions, instance_of
+    from benchyard.importers.swebench_eval import grade_predictions
+    from benchyard.runner.loop import run_async
+
+    importer = get_importer("swe-bench")
+    options = parse_options(importer, parse_option_pairs(option))
+    assert isinstance(options, SweBenchOptions)
+    problems = ProblemList()
+    known = {}
+    for record in read_records(instances, problems):
+        instance = instance_of(record, options, problems, instances)
+        if instance is not None:
+            known[instance.instance_id] = instance
+    wanted = []
+    for record in read_records(predictions, problems):
+        fields = Fields(record, problems)
+        instance_id = fields.get("instance_id", str)
+        fields.get("model_patch", str, required=False)
+        if instance_id is not None and instance_id not in known:
+            fields.problem("instance_id", f"no instance {instance_id!r} in {instances}")
+        if fields.ok:
+            wanted.append(record.data)
+    problems.raise_if_any()
+    reports = run_async(grade_predictions(known, wanted, jobs))
+    model = str(wanted[0].get("model_name_or_path", "predictions")) if wanted else "predictions"
+    target = out or Path(f"{model.replace('/', '__')}.benchyard.json")
+    target.write_text(
+        json.dumps({key: report.official() for key, report in reports.items()}, indent=2) + "\n",
+        encoding="utf-8",
+    )
+    for report in reports.values():
+        typer.echo(f"{report.instance_id}: {report.summary()}")
+    resolved = sum(report.resolved for report in reports.values())
+    applied = sum(report.patch_successfully_applied for report in reports.values())
+    typer.echo(
+        f"resolved {resolved}/{len(reports)}, patches applied {applied}/{len(reports)}; "
+        f"report: {target}"
+    )

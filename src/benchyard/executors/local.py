@@ -1,0 +1,75 @@
+"""The local executor: every try runs in the worker's own process, on this machine."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from benchyard.executors.base import DEFAULT_LANES, ExecutorOptions
+from benchyard.runner.execute import _AttemptExecutor
+from benchyard.runner.failures import AttemptFailure
+from benchyard.runner.plan import PlannedAttempt
+from benchyard.runner.provenance import host_name
+from benchyard.store.records import AttemptRecord
+
+if TYPE_CHECKING:
+    from benchyard.agents.base import Agent
+    from benchyard.runner.execute import RunObserver, RunSettings, _Writer
+    from benchyard.spec.loader import Benchmark
+    from benchyard.spec.models import Scenario
+    from benchyard.store.records import RunRecord
+
+
+class LocalExecutor:
+    name = "local"
+
+    def lanes(self, asked: int | None) -> int:
+        return asked or DEFAULT_LANES
+
+    def check(
+        self,
+        settings: RunSettings,
+        benchmark: Benchmark,
+        agent: Agent,
+        store_url: str,
+        scenarios: Sequence[Scenario],
+    ) -> None:
+        from benchyard.runner.isolation import open_sandbox
+
+        open_sandbox(settings, benchmark, agent, store_url, scenarios)
+
+    def attempts(
+        self,
+        benchmark: Benchmark,
+        agent: Agent,
+        run: RunRecord,
+        settings: RunSettings,
+        writer: _Writer,
+        observer: RunObserver,
+        scratch: Path,
+        scenario_ids: Collection[str] | None,
+    ) -> _AttemptExecutor:
+        return LocalAttempts(
+            benchmark, agent, run, settings, writer, observer, scratch, scenario_ids
+        )
+
+    def close(self) -> None:
+        pass
+
+
+class LocalAttempts(_AttemptExecutor):
+    """A run's tries in this process, each recorded with this machine as its node."""
+
+    node = host_name()
+
+    async def one_try(
+        self, planned: PlannedAttempt, try_number: int
+    ) -> tuple[AttemptRecord, AttemptFailure | None]:
+        record, failure = await super().one_try(planned, try_number)
+        record.node = self.node
+        return record, failure
+
+
+def open_local(options: ExecutorOptions) -> LocalExecutor:
+    return LocalExecutor()

@@ -1,0 +1,109 @@
+"""HumanEval (`HumanEval.jsonl.gz`, and files in its layout such as HumanEval+): one scenario per
+problem. The prompt is the stimulus; the `humaneval` check runs the official program (prompt +
+completion + test + `check(entry_point)`, official time limit 3 s); the canonical solution is the
+reference, so `benchyard verify` runs it through that program."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from benchyard.importers.base import (
+    BaseImporter,
+    Imported,
+    ImportedScenario,
+    ImportOptions,
+    Origin,
+    ProblemList,
+)
+from benchyard.importers.source import Fields, read_records
+
+DEFAULT_SYSTEM = (
+    "Complete the Python function below. Reply with the completed function (or only its body) "
+    "in one ```python block."
+)
+IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def scenario_id(task_id: str) -> str:
+    """`HumanEval/0` -> `HumanEval-0` (scenario ids hold letters, digits, `_ . : -`)."""
+    cleaned = re.sub(r"[^A-Za-z0-9_.:-]+", "-", task_id).strip("-")
+    return cleaned if cleaned[:1].isalnum() else f"t{cleaned}"
+
+
+class HumanEvalOptions(ImportOptions):
+    time_limit_sec: float = Field(default=3.0, gt=0, description="Official: 3 s per program.")
+    guard: bool = Field(default=True, description="Apply HumanEval's reliability_guard.")
+    same_process: bool = Field(
+        default=False, description="Run the test in the solution's process (forgeable)."
+    )
+    system: str = Field(
+        default=DEFAULT_SYSTEM, description="The system prompt; empty for none (raw completion)."
+    )
+
+
+class HumanEvalImporter(BaseImporter):
+    name = "humaneval"
+    format_version = "1"
+    summary = "HumanEval and HumanEval+-style JSONL(.gz): the official program, 3 s"
+    source_kind = "file"
+    options = HumanEvalOptions
+
+    def read(self, source: Path, options: Any) -> Imported:
+        assert isinstance(options, HumanEvalOptions)
+        problems = ProblemList()
+        scenarios = []
+        for record in read_records(source, problems):
+            fields = Fields(record, problems)
+            task_id = fields.get("task_id", str)
+            prompt = fields.get("prompt", str)
+            test = fields.get("test", str)
+            entry_point = fields.get("entry_point", str)
+            canonical = fields.get("canonical_solution", str, required=False)
+            if entry_point is not None and not IDENTIFIER.match(entry_point):
+                fields.problem("entry_point", f"{entry_point!r} is not a Python name")
+            if test is not None and "def check" not in test:
+                fields.problem("test", "defines no check(candidate) function")
+            if not fields.ok:
+                continue
+            assert task_id and prompt is not None and test is not None and entry_point
+            stimulus: dict[str, Any] = {"message": prompt}
+            if options.system:
+                stimulus["system"] = options.system
+            check: dict[str, Any] = {
+                "type": "humaneval",
+                "prompt": prompt,
+                "test": test,
+                "entry_point": entry_point,
+            }
+            if options.time_limit_sec != 3.0:
+                check["time_limit_sec"] = options.time_limit_sec
+            if not options.guard:
+                check["guard"] = False
+            if options.same_process:
+                check["same_process"] = True
+            data: dict[str, Any] = {
+                "id": scenario_id(task_id),
+                "category": "humaneval",
+                "description": f"{task_id} ({entry_point})",
+                "tags": ["humaneval", "coding"],
+                "stimulus": stimulus,
+                "checks": [check],
+            }
+            if canonical is not None:
+                data["reference"] = canonical
+            scenarios.append(ImportedScenario(data, Origin(source, record.line), "humaneval"))
+        problems.raise_if_any()
+        return Imported(
+            name="humaneval",
+            version="1",
+            description="HumanEval: Python functions completed from their docstring, graded by "
+            "the official program (prompt + completion + test + check) in 3 s.",
+            scenarios=scenarios,
+        )
+
+
+IMPORTER = HumanEvalImporter()

@@ -1,0 +1,223 @@
+"""Reading sources: JSON Lines (optionally gzipped) and JSON arrays, record by record with the line
+each starts on, fields checked with a problem that names file, line and field; and the sha256
+that identifies a source in a benchmark's provenance."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchyard.importers.base import ProblemList
+from benchyard.spec.hashing import content_hash
+from benchyard.spec.source_files import NestedTooDeep, load_json
+
+MAX_SOURCE_BYTES = 512 * 1024 * 1024
+"""A source larger than this (after gunzip) is refused rather than read into memory."""
+
+
+@dataclass(frozen=True)
+class Record:
+    """One record of a source: its data, the file, the line it starts on and its position."""
+
+    data: dict[str, Any]
+    file: Path
+    line: int
+    index: int
+
+    def where(self, name: str) -> str:
+        """The field as problems name it: `[index].name` in a JSON array, else `name`."""
+        return name
+
+
+def source_sha256(source: Path) -> str:
+    """`sha256:<hex>` of a source file's bytes, or the content hash of a source directory."""
+    if source.is_dir():
+        return content_hash(source)
+    digest = hashlib.sha256()
+    with source.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return "sha256:" + digest.hexdigest()
+
+
+def read_text(source: Path, problems: ProblemList) -> str | None:
+    """A source file as text (gunzipped when it ends in .gz), or None with a problem."""
+    try:
+        if source.suffix == ".gz":
+            with gzip.open(source, "rb") as handle:
+                raw = handle.read(MAX_SOURCE_BYTES + 1)
+        else:
+            with source.open("rb") as handle:
+                raw = handle.read(MAX_SOURCE_BYTES + 1)
+    except FileNotFoundError:
+        problems.add(source, None, "", "no such file")
+        return None
+    except IsADirectoryError:
+        problems.add(source, None, "", "is a directory; this format reads one file")
+        return None
+    except (OSError, EOFError) as error:
+        problems.add(source, None, "", f"cannot be read: {error}")
+        return None
+    if len(raw) > MAX_SOURCE_BYTES:
+        problems.add(source, None, "", f"larger than {MAX_SOURCE_BYTES // (1 << 20)} MiB")
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        problems.add(source, line, "", "not UTF-8 text")
+        return None
+
+
+def read_records(source: Path, problems: ProblemList) -> list[Record]:
+    """The records of a JSON Lines file, or of a JSON array (one object per element); each record
+    that is not a JSON object is a problem."""
+    text = read_text(source, problems)
+    if text is None:
+        return []
+    if text.lstrip().startswith("["):
+        return list(_array_records(source, text, problems))
+    return list(_line_records(source, text, problems))
+
+
+def _line_records(source: Path, text: str, problems: ProblemList) -> Iterator[Record]:
+    index = 0
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = load_json(line)
+        except NestedTooDeep as error:
+            problems.add(source, number, "", f"invalid JSON: {error}")
+            continue
+        except json.JSONDecodeError as error:
+            problems.add(source, number, "", f"invalid JSON: {error.msg} at column {error.colno}")
+            continue
+        if not isinstance(data, dict):
+            problems.add(source, number, "", f"expected a JSON object, found {_kind(data)}")
+            continue
+        yield Record(data, source, number, index)
+        index += 1
+
+
+def _array_records(source: Path, text: str, problems: ProblemList) -> Iterator[Record]:
+    """Each element of a JSON array with the line it starts on (a compact array is one line, so
+    problems also name the element's index)."""
+    decoder = json.JSONDecoder()
+    position = text.index("[") + 1
+    index = 0
+    while True:
+        position = _skip_space(text, position)
+        if position >= len(text):
+            problems.add(source, text.count("\n") + 1, "", "invalid JSON: the array is not closed")
+            return
+        if text[position] == "]":
+            return
+        line = text.count("\n", 0, position) + 1
+        try:
+            data, end = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as error:
+            problems.add(source, error.lineno, f"[{index}]", f"invalid JSON: {error.msg}")
+            return
+        except RecursionError:
+            problems.add(source, line, f"[{index}]", "invalid JSON: nested too deep")
+            return
+        if isinstance(data, dict):
+            yield ArrayRecord(data, source, line, index)
+        else:
+            problems.add(source, line, f"[{index}]", f"expected a JSON object, found {_kind(data)}")
+        index += 1
+        position = _skip_space(text, end)
+        if position < len(text) and text[position] == ",":
+            position += 1
+        elif position < len(text) and text[position] != "]":
+            problems.add(
+                source, text.count("\n", 0, position) + 1, "", "invalid JSON: expected ','"
+            )
+            return
+
+
+class ArrayRecord(Record):
+    def where(self, name: str) -> str:
+        return f"[{self.index}].{name}" if name else f"[{self.index}]"
+
+
+def _skip_space(text: str, position: int) -> int:
+    while position < len(text) and text[position] in " \t\r\n":
+        position += 1
+    return position
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "text"
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, int | float):
+        return "a number"
+    return type(value).__name__
+
+
+_TYPE_WORDS: dict[type, str] = {
+    str: "text",
+    int: "a whole number",
+    list: "a list",
+    dict: "an object",
+    bool: "true or false",
+}
+
+
+class Fields:
+    """Typed access to a record's fields; a missing or mistyped field is a problem naming the
+    file, line and field, and the access returns None (so reading goes on and every problem is
+    listed)."""
+
+    def __init__(self, record: Record, problems: ProblemList) -> None:
+        self.record = record
+        self.problems = problems
+        self.ok = True
+
+    def get(self, name: str, kind: type, *, required: bool = True, default: Any = None) -> Any:
+        data = self.record.data
+        if name not in data or data[name] is None:
+            if required:
+                self.problem(name, "required field is missing")
+            return default
+        value = data[name]
+        if (kind is int and isinstance(value, bool)) or not isinstance(value, kind):
+            expected = _TYPE_WORDS.get(kind, kind.__name__)
+            self.problem(name, f"expected {expected}, found {_kind(value)}")
+            return default
+        return value
+
+    def text_list(self, name: str, *, required: bool = True) -> list[str] | None:
+        """A list of strings; also accepts a JSON-encoded list in a string (SWE-bench writes
+        FAIL_TO_PASS so)."""
+        value = self.record.data.get(name)
+        if value is None:
+            if required:
+                self.problem(name, "required field is missing")
+            return None
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                self.problem(name, "expected a list of text (or one encoded as JSON text)")
+                return None
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            self.problem(name, "expected a list of text")
+            return None
+        return list(value)
+
+    def problem(self, name: str, message: str) -> None:
+        self.ok = False
+        self.problems.add(self.record.file, self.record.line, self.record.where(name), message)

@@ -1,0 +1,184 @@
+"""What `benchyard runs`, `show` and `benchmarks` print with `--format json`: pydantic models in the
+report's conventions (see docs/report-schema.md), built from the store's records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import Field
+
+from benchyard.report.model import AgentIdentity, BenchmarkIdentity, ReportModel, RunInfo
+from benchyard.runner.failures import CLAIMED_KINDS
+from benchyard.store.records import AttemptRecord, RunRecord
+
+
+class BenchmarkEntry(ReportModel):
+    """One line of `benchyard benchmarks`."""
+
+    label: str = Field(description="The built-in name, or the path under the current directory.")
+    origin: str = Field(description="built-in or local.")
+    path: str
+    valid: bool
+    name: str | None = None
+    version: str | None = None
+    hash: str | None = None
+    scenarios: int | None = None
+    categories: list[str] = Field(default_factory=list)
+    description: str | None = None
+    problems: int | None = Field(default=None, description="How many, when it is not valid.")
+
+
+class RunEntry(ReportModel):
+    """One row of `benchyard runs`."""
+
+    id: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    benchmark: BenchmarkIdentity
+    agent: AgentIdentity
+    planned_attempts: int
+    finished_attempts: int = Field(description="Final attempts written so far.")
+    passed: int
+    errors: int
+    parent_run_id: str | None
+    nodes: dict[str, int] = Field(
+        default_factory=dict,
+        description="Final attempts per node they ran on (a machine, and its Ray node).",
+    )
+
+
+class CheckView(ReportModel):
+    label: str
+    type: str
+    passed: bool
+    score: float
+    weight: float
+    reason: str
+    threshold: float | None
+
+
+class AttemptView(ReportModel):
+    """One try of an attempt as `benchyard show` prints it; the evidence only for one scenario."""
+
+    id: str
+    scenario_id: str
+    category: str
+    epoch: int
+    try_number: int
+    superseded: bool = Field(description="A try replaced by a retry of an infrastructure fault.")
+    verdict: str
+    failure_kind: str | None
+    claimed: bool = Field(description="The failure is one only the agent's exit status claims.")
+    score: float
+    cause: str | None
+    turns: int
+    user_turns: int
+    hit_max_turns: bool
+    duration_sec: float
+    node: str | None = Field(default=None, description="The machine (and Ray node) the try ran on.")
+    tokens_in: int
+    tokens_out: int
+    cost_usd: float | None
+    judge_cost_usd: float | None
+    checks: list[CheckView]
+    answer: str | None = None
+    trajectory: list[dict[str, Any]] | None = None
+    stdout: str | None = None
+    stderr: str | None = None
+    stdout_dropped_bytes: int = 0
+    stderr_dropped_bytes: int = 0
+    patch: str | None = None
+
+
+class RunShown(ReportModel):
+    """`benchyard show RUN [SCENARIO] --format json`."""
+
+    run: RunInfo
+    planned_attempts: int
+    scenario_id: str | None = Field(description="The scenario asked for, if any.")
+    attempts: list[AttemptView] = Field(description="Every try, retried ones included.")
+
+
+def run_entry(
+    run: RunRecord, verdicts: dict[str, int], nodes: dict[str, int] | None = None
+) -> RunEntry:
+    return RunEntry(
+        id=run.id,
+        started_at=run.started_at,
+        finished_at=run.finished_at,
+        status=run.status,
+        benchmark=BenchmarkIdentity(
+            name=run.benchmark_name, version=run.benchmark_version, hash=run.benchmark_hash
+        ),
+        agent=AgentIdentity(
+            name=run.agent_name,
+            config=run.agent_config,
+            commit=run.agent_commit,
+            dirty=run.agent_dirty,
+            diff_hash=run.agent_diff_hash,
+        ),
+        planned_attempts=run.planned_attempts,
+        finished_attempts=sum(verdicts.values()),
+        passed=verdicts.get("passed", 0),
+        errors=verdicts.get("error", 0),
+        parent_run_id=run.parent_run_id,
+        nodes=nodes or {},
+    )
+
+
+def attempt_view(attempt: AttemptRecord, with_evidence: bool) -> AttemptView:
+    view = AttemptView(
+        id=attempt.id,
+        scenario_id=attempt.scenario_id,
+        category=attempt.category,
+        epoch=attempt.epoch,
+        try_number=attempt.try_number,
+        superseded=attempt.superseded,
+        verdict=attempt.verdict,
+        failure_kind=attempt.failure_kind,
+        claimed=attempt.failure_kind in CLAIMED_KINDS,
+        score=attempt.score,
+        cause=attempt.cause,
+        turns=attempt.turns,
+        user_turns=attempt.user_turns,
+        hit_max_turns=attempt.hit_max_turns,
+        duration_sec=attempt.duration_sec,
+        node=attempt.node,
+        tokens_in=attempt.tokens_in,
+        tokens_out=attempt.tokens_out,
+        cost_usd=attempt.cost_usd,
+        judge_cost_usd=attempt.judge_cost_usd,
+        checks=[
+            CheckView(
+                label=check.label,
+                type=check.check_type,
+                passed=check.passed,
+                score=check.score,
+                weight=check.weight,
+                reason=check.reason,
+                threshold=check.threshold,
+            )
+            for check in attempt.checks
+        ],
+    )
+    if with_evidence:
+        view.answer = attempt.answer
+        view.trajectory = [event.to_dict() for event in attempt.trajectory or []]
+        view.stdout, view.stderr = attempt.stdout, attempt.stderr
+        view.stdout_dropped_bytes = attempt.stdout_dropped_bytes
+        view.stderr_dropped_bytes = attempt.stderr_dropped_bytes
+        view.patch = attempt.patch
+    return view
+
+
+def dump_json(models: ReportModel | Sequence[ReportModel]) -> str:
+    """Indented JSON of one model or a list of them, ending in a newline."""
+    if isinstance(models, ReportModel):
+        payload: Any = models.model_dump(mode="json")
+    else:
+        payload = [model.model_dump(mode="json") for model in models]
+    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"

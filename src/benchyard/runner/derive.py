@@ -1,0 +1,123 @@
+"""Working a reference answer out again (`verify`): a scenario's `derive` program runs in a fresh
+sandbox of the run's kind, with the stimulus in `stimulus.json`, and its last line of output must
+be the reference answer. A brute-force count, a puzzle solver, a search of a generated haystack:
+a case whose author typed the wrong number is caught before any model is blamed for it."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.isolation import request_for
+from benchyard.runner.two_phase import VERIFY_ENV
+from benchyard.runner.workdir import make_scratch_layout, prepare_dirs
+from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.registry import SandboxOptions, build_sandbox
+from benchyard.spec.loader import Benchmark
+from benchyard.spec.models import Scenario
+
+if TYPE_CHECKING:
+    from benchyard.runner.execute import RunSettings
+
+OUTPUT_CAP_BYTES = 256 * 1024
+SHOWN_CHARS = 200
+
+
+class Deriver:
+    """Runs `derive` programs of one benchmark's scenarios; its scratch directory and sandbox are
+    made on first use and the directory removed on exit."""
+
+    def __init__(self, benchmark: Benchmark, settings: RunSettings) -> None:
+        self.benchmark = benchmark
+        self.settings = settings
+        self._scratch: Path | None = None
+        self._sandbox: Sandbox | None = None
+
+    def __enter__(self) -> Deriver:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._scratch is not None:
+            shutil.rmtree(self._scratch, ignore_errors=True)
+
+    async def derive(self, scenario: Scenario) -> str:
+        """The answer the scenario's program works out (its last line of output); raises
+        AttemptFailure when the program fails or prints nothing."""
+        derivation = scenario.derive
+        assert derivation is not None
+        scratch = self._scratch_dir()
+        dirs = prepare_dirs(
+            scratch, uuid.uuid4().hex, scenario, self.benchmark.scenario_dir(scenario)
+        )
+        try:
+            stimulus = {"turns": scenario.stimulus.turns, "system": scenario.stimulus.system}
+            (dirs.workdir / "stimulus.json").write_text(json.dumps(stimulus), encoding="utf-8")
+            (dirs.workdir / "derive.py").write_text(derivation.python, encoding="utf-8")
+            from benchyard.sandbox.identity import sandbox_user
+
+            sandbox_user().hand_over(dirs.workdir)
+            outcome = await self._sandbox_for(scenario).run(
+                ["python3", "-I", "derive.py"],
+                workdir=dirs.workdir,
+                io_dir=dirs.io_dir,
+                env={**VERIFY_ENV, "HOME": str(dirs.workdir)},
+                timeout_sec=derivation.timeout_sec,
+                output_cap_bytes=OUTPUT_CAP_BYTES,
+            )
+        finally:
+            dirs.remove()
+        if outcome.timed_out:
+            raise AttemptFailure(
+                FailureKind.MISSING_REFERENCE,
+                f"derive: the program ran past its {derivation.timeout_sec:g} s",
+            )
+        stdout = outcome.stdout.decode("utf-8", errors="replace")
+        lines = [line.strip() for line in stdout.splitlines() if line.strip()]
+        if outcome.returncode != 0 or not lines:
+            error = outcome.stderr.decode("utf-8", errors="replace").strip().splitlines()
+            why = error[-1] if error else "no output"
+            raise AttemptFailure(
+                FailureKind.MISSING_REFERENCE,
+                f"derive: the program failed (exit {outcome.returncode}): {why[:SHOWN_CHARS]}",
+            )
+        return lines[-1]
+
+    def _scratch_dir(self) -> Path:
+        if self._scratch is None:
+            work_root = self.settings.work_root
+            self._scratch = Path(tempfile.mkdtemp(prefix="benchyard-derive-", dir=work_root))
+            make_scratch_layout(self._scratch)
+        return self._scratch
+
+    def _sandbox_for(self, scenario: Scenario) -> Sandbox:
+        if self._sandbox is None:
+            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions())
+        return self._sandbox.configured(request_for(self.benchmark, scenario))
+
+
+def same_answer(derived: str, reference: str) -> bool:
+    """Equal as JSON when both are JSON, else as text with runs of whitespace made one space."""
+    parsed = [_json(derived), _json(reference)]
+    if parsed[0] is not _NOT_JSON and parsed[1] is not _NOT_JSON:
+        return bool(parsed[0] == parsed[1])
+    return " ".join(derived.split()) == " ".join(reference.split())
+
+
+_NOT_JSON = object()
+
+
+def _json(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return _NOT_JSON
+
+
+def shown(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 1] + "…"

@@ -1,0 +1,97 @@
+"""Each plausibility rule fires on a fake endpoint built to trigger it and stays silent on an honest
+one; all over real HTTP. The margins are tenfold, and nothing here asserts a timing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.integration.speed.conftest import WORDS, Measure, StartFake
+
+GB = 1_000_000_000
+
+
+def honest(**extra: Any) -> dict[str, Any]:
+    """Streams 24 words, one per chunk, 20 ms apart (50 tokens/s), after 100 ms."""
+    return {"default": {"content": WORDS, "delay_sec": 0.1, "chunk_delay_sec": 0.02, **extra}}
+
+
+def rules(report: Any) -> set[str]:
+    return {finding.rule for finding in report.findings}
+
+
+def test_an_honest_endpoint_trips_no_rule(fake_llm: StartFake, measure: Measure) -> None:
+    llm = fake_llm({**honest(), "models": [{"id": "fake", "meta": {"size": 10 * GB}}]})
+    run, report = measure(llm.url, bandwidth_gbs=3350)  # bound: 335 tokens/s
+
+    assert run.status == "finished"
+    assert report.findings == []
+    assert report.confidence.level in ("HIGH", "MEDIUM")
+    assert report.environment.model_size_bytes == 10 * GB
+    assert "/v1/models" in (report.environment.model_size_source or "")
+    assert all(f.decode_tps is not None and f.ttft_sec is not None for f in report.lengths)
+    assert report.usage_sources == {"stream": report.samples}
+
+
+def test_decode_faster_than_memory_bandwidth_allows(fake_llm: StartFake, measure: Measure) -> None:
+    llm = fake_llm(honest())
+    _, report = measure(llm.url, model_size_gb=10, bandwidth_gbs=50)  # bound: 5 tokens/s
+
+    found = [f for f in report.findings if f.rule == "decode_over_bandwidth"]
+    assert found and all(f.severity == "implausible" for f in found)
+    assert "memory bandwidth" in found[0].message and "--model-size-gb" in found[0].message
+    assert report.confidence.level == "LOW"
+
+
+def test_first_token_before_the_round_trip(fake_llm: StartFake, measure: Measure) -> None:
+    """A server 500 ms away (its GET /v1/models takes that long) whose chat tokens come back
+    at once: something in between answered."""
+    llm = fake_llm({"default": {"content": WORDS}, "probe_delay_sec": 0.5})
+    _, report = measure(llm.url, concurrency=[1])
+
+    assert "ttft_below_rtt" in rules(report)
+    assert report.environment.rtt_sec is not None and report.environment.rtt_sec >= 0.5
+    assert report.confidence.level == "LOW"
+
+
+def test_a_warm_prompt_cache_is_a_note_with_new_prompts(
+    fake_llm: StartFake, measure: Measure
+) -> None:
+    """New prompts each call: the measured figures are cold; the repeated probe shows the cache."""
+    llm = fake_llm(honest(delay_sec=0.4, cached_delay_sec=0.0))
+    _, report = measure(llm.url, concurrency=[1])
+
+    cache = [f for f in report.findings if f.rule == "warm_cache"]
+    assert [f.severity for f in cache] == ["note"]
+    assert "caches prompts" in cache[0].message
+    assert report.confidence.level != "LOW"
+
+
+def test_a_warm_prompt_cache_makes_repeated_prompts_implausible(
+    fake_llm: StartFake, measure: Measure
+) -> None:
+    llm = fake_llm(honest(delay_sec=0.4, cached_delay_sec=0.0))
+    _, report = measure(llm.url, concurrency=[1], same_prompt=True)
+
+    cache = [f for f in report.findings if f.rule == "warm_cache"]
+    assert cache and all(f.severity == "implausible" for f in cache)
+    assert "--same-prompt" in cache[0].message
+    assert report.confidence.level == "LOW"
+
+
+def test_no_cache_no_cache_finding_even_with_repeated_prompts(
+    fake_llm: StartFake, measure: Measure
+) -> None:
+    llm = fake_llm(honest(delay_sec=0.2))
+    _, report = measure(llm.url, concurrency=[1], same_prompt=True)
+
+    assert "warm_cache" not in rules(report)
+
+
+def test_tokens_in_bursts(fake_llm: StartFake, measure: Measure) -> None:
+    """200 tokens reported, 24 chunks streamed: a buffer emptied, not a model decoding."""
+    llm = fake_llm(honest(completion_tokens=200))
+    _, report = measure(llm.url, concurrency=[1])
+
+    burst = [f for f in report.findings if f.rule == "buffered_stream"]
+    assert burst and "200 tokens in 24 chunks" in burst[0].message
+    assert report.confidence.level == "LOW"
