@@ -1,7 +1,7 @@
 """The Ray executor against the local one, on a real two-node Ray cluster started on this machine
 (two `ray start` processes, 4 logical CPUs each), with one PostgreSQL store.
 
-1. Throughput of a latency-bound benchmark: 48 attempts of a command agent that sleeps 1 s, in
+1. Throughput of a latency-bound benchmark: 96 attempts of a command agent that sleeps 1 s, in
    bwrap, run by `benchyard run` on the local executor (-j 4), on the Ray executor pinned to one
    node (-j 4; the attempts ask for that node's own resource) and on the Ray executor over both
    nodes (-j 8). Each figure is attempts per second from the first attempt's start to the last
@@ -44,7 +44,7 @@ from benchyard.executors.ray.local_cluster import local_cluster
 
 PG_URL = os.environ.get("BENCHYARD_BENCH_PG", "postgresql://root@127.0.0.1:5432/test")
 REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
-SLOW_ATTEMPTS = 48
+SLOW_ATTEMPTS = 96
 SLEEP_SEC = 1.0
 TRIVIAL_ATTEMPTS = 200
 CPUS_PER_NODE = 4

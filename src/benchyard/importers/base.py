@@ -67,6 +67,11 @@ class Imported:
     `benchyard import`, read where they lie when the benchmark is loaded from its source."""
 
 
+def message_stimulus(message: str, system: str | None) -> dict[str, Any]:
+    """A scenario's stimulus: the user's message, with the system prompt unless it is empty."""
+    return {"message": message, "system": system} if system else {"message": message}
+
+
 class SourceProblem(Problem):
     """A problem in a source file: file, line and field, like a benchmark problem."""
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,10 +26,10 @@ from benchyard.importers.base import (
     Imported,
     ImportedScenario,
     ImportOptions,
-    Origin,
     ProblemList,
+    message_stimulus,
 )
-from benchyard.importers.source import Fields, read_records
+from benchyard.importers.source import Fields, read_records, record_scenarios
 
 FILE_NAME = re.compile(r"^BFCL_v\d+_(?P<category>[a-z_]+)\.json$")
 CATEGORIES = {
@@ -173,10 +174,8 @@ class BfclImporter(BaseImporter):
         scenarios: list[ImportedScenario] = []
         for file, category in files:
             answers = self._answers(file, source, options, category, problems)
-            for record in read_records(file, problems):
-                scenario = self._scenario(record, category, answers, options, problems)
-                if scenario is not None:
-                    scenarios.append(scenario)
+            scenario = partial(self._scenario, category=category, answers=answers, options=options)
+            scenarios += record_scenarios(file, category, problems, scenario)
         problems.raise_if_any()
         return Imported(
             name="bfcl",
@@ -239,14 +238,8 @@ class BfclImporter(BaseImporter):
         return answers
 
     def _scenario(
-        self,
-        record: Any,
-        category: str,
-        answers: dict[str, list[Any]],
-        options: BfclOptions,
-        problems: ProblemList,
-    ) -> ImportedScenario | None:
-        fields = Fields(record, problems)
+        self, fields: Fields, category: str, answers: dict[str, list[Any]], options: BfclOptions
+    ) -> dict[str, Any] | None:
         identifier = fields.get("id", str)
         question = fields.get("question", list)
         functions = fields.get("function", list)
@@ -283,14 +276,14 @@ class BfclImporter(BaseImporter):
             check["source"] = "answer"
             listed = PROMPT_MODE_SYSTEM.format(functions=json.dumps(functions, ensure_ascii=False))
             system = listed + (f"\n{system}" if system else "")
-            data["stimulus"] = {"message": user, "system": system}
+            data["stimulus"] = message_stimulus(user, system)
             data["reference"] = (
                 "[" + ", ".join(python_call(n, a) for n, a in calls) + "]"
                 if calls
                 else NO_CALL_ANSWER
             )
         else:
-            data["stimulus"] = {"message": user, **({"system": system} if system else {})}
+            data["stimulus"] = message_stimulus(user, system)
             data["tools"] = [
                 {
                     "name": tool_name(f["name"]),
@@ -307,7 +300,7 @@ class BfclImporter(BaseImporter):
         data["checks"] = [check]
         if checker == "irrelevance":
             data["negative"] = True
-        return ImportedScenario(data, Origin(record.file, record.line), category)
+        return data
 
 
 IMPORTER = BfclImporter()

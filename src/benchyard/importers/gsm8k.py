@@ -6,21 +6,15 @@ is the reference; the report names the rule used."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from benchyard.checks.formats.gsm8k import INVALID, RULES, official_answer
-from benchyard.importers.base import (
-    BaseImporter,
-    Imported,
-    ImportedScenario,
-    ImportOptions,
-    Origin,
-    ProblemList,
-)
-from benchyard.importers.source import Fields, read_records
+from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, read_scenarios
 
 if TYPE_CHECKING:
     from benchyard.store.records import AttemptRecord
@@ -56,44 +50,11 @@ class Gsm8kImporter(BaseImporter):
 
     def read(self, source: Path, options: Any) -> Imported:
         assert isinstance(options, Gsm8kOptions)
-        problems = ProblemList()
-        scenarios = []
-        system = options.system
-        if system is None:
-            system = OFFICIAL_INSTRUCTION if options.rule == "official" else NUMERIC_INSTRUCTION
-        for record in read_records(source, problems):
-            fields = Fields(record, problems)
-            question = fields.get("question", str)
-            answer = fields.get("answer", str)
-            expected = official_answer(answer) if answer is not None else INVALID
-            if answer is not None and expected == INVALID:
-                fields.problem("answer", "has no final line '#### <number>'")
-            if expected != INVALID and options.rule == "numeric":
-                try:
-                    float(expected)
-                except ValueError:
-                    fields.problem("answer", f"the final answer {expected!r} is not a number")
-            if not fields.ok:
-                continue
-            assert question is not None and answer is not None
-            stimulus: dict[str, Any] = {"message": question}
-            if system:
-                stimulus["system"] = system
-            data: dict[str, Any] = {
-                "id": scenario_id(record.index),
-                "category": "gsm8k",
-                "tags": ["gsm8k", "math"],
-                "stimulus": stimulus,
-                "reference": answer,
-                "checks": [{"type": "gsm8k_answer", "expected": expected, "rule": options.rule}],
-            }
-            scenarios.append(ImportedScenario(data, Origin(source, record.line), "gsm8k"))
-        problems.raise_if_any()
         return Imported(
             name="gsm8k",
             version="1",
             description=f"GSM8K grade-school math word problems; answer rule: {RULES[options.rule]}.",
-            scenarios=scenarios,
+            scenarios=read_scenarios(source, "gsm8k", partial(scenario_data, options=options)),
         )
 
     def metrics(
@@ -101,6 +62,38 @@ class Gsm8kImporter(BaseImporter):
     ) -> dict[str, Any]:
         rule = str(options.get("rule", "official"))
         return {"answer_rule": RULES.get(rule, rule)}
+
+
+def scenario_data(fields: Fields, options: Gsm8kOptions) -> dict[str, Any] | None:
+    """One problem's scenario, or None when its fields have problems."""
+    question = fields.get("question", str)
+    answer = fields.get("answer", str)
+    expected = official_answer(answer) if answer is not None else INVALID
+    if answer is not None and expected == INVALID:
+        fields.problem("answer", "has no final line '#### <number>'")
+    if expected != INVALID and options.rule == "numeric":
+        try:
+            float(expected)
+        except ValueError:
+            fields.problem("answer", f"the final answer {expected!r} is not a number")
+    if not fields.ok:
+        return None
+    assert question is not None and answer is not None
+    return {
+        "id": scenario_id(fields.record.index),
+        "category": "gsm8k",
+        "tags": ["gsm8k", "math"],
+        "stimulus": message_stimulus(question, system_prompt(options)),
+        "reference": answer,
+        "checks": [{"type": "gsm8k_answer", "expected": expected, "rule": options.rule}],
+    }
+
+
+def system_prompt(options: Gsm8kOptions) -> str:
+    """The system prompt given, else the instruction for the rule's answer format."""
+    if options.system is not None:
+        return options.system
+    return OFFICIAL_INSTRUCTION if options.rule == "official" else NUMERIC_INSTRUCTION
 
 
 IMPORTER = Gsm8kImporter()

@@ -6,20 +6,14 @@ reference, so `benchyard verify` runs it through that program."""
 from __future__ import annotations
 
 import re
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from benchyard.importers.base import (
-    BaseImporter,
-    Imported,
-    ImportedScenario,
-    ImportOptions,
-    Origin,
-    ProblemList,
-)
-from benchyard.importers.source import Fields, read_records
+from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, read_scenarios
 
 DEFAULT_SYSTEM = (
     "Complete the Python function below. Reply with the completed function (or only its body) "
@@ -54,56 +48,52 @@ class HumanEvalImporter(BaseImporter):
 
     def read(self, source: Path, options: Any) -> Imported:
         assert isinstance(options, HumanEvalOptions)
-        problems = ProblemList()
-        scenarios = []
-        for record in read_records(source, problems):
-            fields = Fields(record, problems)
-            task_id = fields.get("task_id", str)
-            prompt = fields.get("prompt", str)
-            test = fields.get("test", str)
-            entry_point = fields.get("entry_point", str)
-            canonical = fields.get("canonical_solution", str, required=False)
-            if entry_point is not None and not IDENTIFIER.match(entry_point):
-                fields.problem("entry_point", f"{entry_point!r} is not a Python name")
-            if test is not None and "def check" not in test:
-                fields.problem("test", "defines no check(candidate) function")
-            if not fields.ok:
-                continue
-            assert task_id and prompt is not None and test is not None and entry_point
-            stimulus: dict[str, Any] = {"message": prompt}
-            if options.system:
-                stimulus["system"] = options.system
-            check: dict[str, Any] = {
-                "type": "humaneval",
-                "prompt": prompt,
-                "test": test,
-                "entry_point": entry_point,
-            }
-            if options.time_limit_sec != 3.0:
-                check["time_limit_sec"] = options.time_limit_sec
-            if not options.guard:
-                check["guard"] = False
-            if options.same_process:
-                check["same_process"] = True
-            data: dict[str, Any] = {
-                "id": scenario_id(task_id),
-                "category": "humaneval",
-                "description": f"{task_id} ({entry_point})",
-                "tags": ["humaneval", "coding"],
-                "stimulus": stimulus,
-                "checks": [check],
-            }
-            if canonical is not None:
-                data["reference"] = canonical
-            scenarios.append(ImportedScenario(data, Origin(source, record.line), "humaneval"))
-        problems.raise_if_any()
         return Imported(
             name="humaneval",
             version="1",
             description="HumanEval: Python functions completed from their docstring, graded by "
             "the official program (prompt + completion + test + check) in 3 s.",
-            scenarios=scenarios,
+            scenarios=read_scenarios(source, "humaneval", partial(scenario_data, options=options)),
         )
+
+
+def scenario_data(fields: Fields, options: HumanEvalOptions) -> dict[str, Any] | None:
+    """One problem's scenario, or None when its fields have problems."""
+    task_id = fields.get("task_id", str)
+    prompt = fields.get("prompt", str)
+    test = fields.get("test", str)
+    entry_point = fields.get("entry_point", str)
+    canonical = fields.get("canonical_solution", str, required=False)
+    if entry_point is not None and not IDENTIFIER.match(entry_point):
+        fields.problem("entry_point", f"{entry_point!r} is not a Python name")
+    if test is not None and "def check" not in test:
+        fields.problem("test", "defines no check(candidate) function")
+    if not fields.ok:
+        return None
+    assert task_id and prompt is not None and test is not None and entry_point
+    check: dict[str, Any] = {
+        "type": "humaneval",
+        "prompt": prompt,
+        "test": test,
+        "entry_point": entry_point,
+    }
+    if options.time_limit_sec != 3.0:
+        check["time_limit_sec"] = options.time_limit_sec
+    if not options.guard:
+        check["guard"] = False
+    if options.same_process:
+        check["same_process"] = True
+    data: dict[str, Any] = {
+        "id": scenario_id(task_id),
+        "category": "humaneval",
+        "description": f"{task_id} ({entry_point})",
+        "tags": ["humaneval", "coding"],
+        "stimulus": message_stimulus(prompt, options.system),
+        "checks": [check],
+    }
+    if canonical is not None:
+        data["reference"] = canonical
+    return data
 
 
 IMPORTER = HumanEvalImporter()

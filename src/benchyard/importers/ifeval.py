@@ -7,21 +7,15 @@ IFEval has no reference answers, so `verify` has nothing to run."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from benchyard.checks.formats.ifeval import INSTRUCTIONS
-from benchyard.importers.base import (
-    BaseImporter,
-    Imported,
-    ImportedScenario,
-    ImportOptions,
-    Origin,
-    ProblemList,
-)
-from benchyard.importers.source import Fields, read_records
+from benchyard.importers.base import BaseImporter, Imported, ImportOptions
+from benchyard.importers.source import Fields, read_scenarios
 
 if TYPE_CHECKING:
     from benchyard.store.records import AttemptRecord
@@ -52,64 +46,60 @@ class IfevalImporter(BaseImporter):
 
     def read(self, source: Path, options: Any) -> Imported:
         assert isinstance(options, IfevalOptions)
-        problems = ProblemList()
-        scenarios = []
-        for record in read_records(source, problems):
-            fields = Fields(record, problems)
-            key = fields.get("key", int)
-            prompt = fields.get("prompt", str)
-            ids = fields.get("instruction_id_list", list)
-            kwargs = fields.get("kwargs", list)
-            if ids is not None and kwargs is not None and len(ids) != len(kwargs):
-                fields.problem("kwargs", f"{len(kwargs)} entries for {len(ids)} instructions")
-            for index, instruction in enumerate(ids or []):
-                if instruction not in INSTRUCTIONS:
-                    fields.problem(
-                        f"instruction_id_list[{index}]", f"unknown instruction {instruction!r}"
-                    )
-            for index, arguments in enumerate(kwargs or []):
-                if not isinstance(arguments, dict):
-                    fields.problem(f"kwargs[{index}]", "expected an object")
-            if not fields.ok:
-                continue
-            assert key is not None and prompt is not None and ids is not None and kwargs
-            checks = []
-            for mode in (options.mode, *(m for m in MODES if m != options.mode)):
-                for instruction, arguments in zip(ids, kwargs, strict=True):
-                    check: dict[str, Any] = {
-                        "type": "ifeval",
-                        "name": check_name(mode, instruction),
-                        "instruction": instruction,
-                        "mode": mode,
-                    }
-                    given = {k: v for k, v in arguments.items() if v is not None}
-                    if given:
-                        check["kwargs"] = given
-                    if mode != options.mode:
-                        check["weight"] = 0
-                    checks.append(check)
-            data: dict[str, Any] = {
-                "id": scenario_id(key),
-                "category": "ifeval",
-                "tags": ["ifeval", *sorted({i.split(":")[0] for i in ids})],
-                "description": f"IFEval key {key}: {', '.join(ids)}",
-                "stimulus": prompt,
-                "checks": checks,
-            }
-            scenarios.append(ImportedScenario(data, Origin(source, record.line), "ifeval"))
-        problems.raise_if_any()
         return Imported(
             name="ifeval",
             version="1",
             description=f"IFEval: verifiable instructions; the verdict is {options.mode} "
             "prompt-level (every instruction followed).",
-            scenarios=scenarios,
+            scenarios=read_scenarios(source, "ifeval", partial(scenario_data, options=options)),
         )
 
     def metrics(
         self, attempts: Sequence[AttemptRecord], options: Mapping[str, Any]
     ) -> dict[str, Any]:
         return ifeval_metrics(attempts)
+
+
+def scenario_data(fields: Fields, options: IfevalOptions) -> dict[str, Any] | None:
+    """One prompt's scenario, or None when its fields have problems."""
+    key = fields.get("key", int)
+    prompt = fields.get("prompt", str)
+    ids = fields.get("instruction_id_list", list)
+    kwargs = fields.get("kwargs", list)
+    if ids is not None and kwargs is not None and len(ids) != len(kwargs):
+        fields.problem("kwargs", f"{len(kwargs)} entries for {len(ids)} instructions")
+    for index, instruction in enumerate(ids or []):
+        if instruction not in INSTRUCTIONS:
+            fields.problem(f"instruction_id_list[{index}]", f"unknown instruction {instruction!r}")
+    for index, arguments in enumerate(kwargs or []):
+        if not isinstance(arguments, dict):
+            fields.problem(f"kwargs[{index}]", "expected an object")
+    if not fields.ok:
+        return None
+    assert key is not None and prompt is not None and ids is not None and kwargs
+    checks = []
+    for mode in (options.mode, *(m for m in MODES if m != options.mode)):
+        for instruction, arguments in zip(ids, kwargs, strict=True):
+            check: dict[str, Any] = {
+                "type": "ifeval",
+                "name": check_name(mode, instruction),
+                "instruction": instruction,
+                "mode": mode,
+            }
+            given = {k: v for k, v in arguments.items() if v is not None}
+            if given:
+                check["kwargs"] = given
+            if mode != options.mode:
+                check["weight"] = 0
+            checks.append(check)
+    return {
+        "id": scenario_id(key),
+        "category": "ifeval",
+        "tags": ["ifeval", *sorted({i.split(":")[0] for i in ids})],
+        "description": f"IFEval key {key}: {', '.join(ids)}",
+        "stimulus": prompt,
+        "checks": checks,
+    }
 
 
 def ifeval_metrics(attempts: Sequence[AttemptRecord]) -> dict[str, Any]:

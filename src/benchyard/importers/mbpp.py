@@ -5,20 +5,14 @@ assert of `test_list` as one program (10 s); the reference code is the reference
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from benchyard.importers.base import (
-    BaseImporter,
-    Imported,
-    ImportedScenario,
-    ImportOptions,
-    Origin,
-    ProblemList,
-)
-from benchyard.importers.source import Fields, read_records
+from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, read_scenarios
 
 DEFAULT_SYSTEM = "Reply with the Python code in one ```python block."
 SPLITS = ((1, 10, "prompt"), (11, 510, "test"), (511, 600, "validation"), (601, 10**9, "train"))
@@ -51,60 +45,55 @@ class MbppImporter(BaseImporter):
 
     def read(self, source: Path, options: Any) -> Imported:
         assert isinstance(options, MbppOptions)
-        problems = ProblemList()
-        scenarios = []
-        for record in read_records(source, problems):
-            fields = Fields(record, problems)
-            task_id = fields.get("task_id", int)
-            text_field = "prompt" if "prompt" in record.data else "text"
-            text = fields.get(text_field, str)
-            code = fields.get("code", str, required=False)
-            tests = fields.get("test_list", list)
-            imports = fields.get("test_imports", list, required=False, default=[])
-            setup = fields.get("test_setup_code", str, required=False, default="")
-            challenge = fields.get("challenge_test_list", list, required=False, default=[])
-            for name, values in (("test_list", tests), ("test_imports", imports)):
-                if values is not None and not all(isinstance(item, str) for item in values):
-                    fields.problem(name, "expected a list of text")
-            if tests == []:
-                fields.problem("test_list", "must not be empty")
-            if not fields.ok:
-                continue
-            assert task_id is not None and text is not None and tests
-            graded = list(tests) + (list(challenge) if options.challenge_tests else [])
-            stimulus: dict[str, Any] = {
-                "message": f"{text}\nYour code should pass this test:\n\n{tests[0]}"
-            }
-            if options.system:
-                stimulus["system"] = options.system
-            check: dict[str, Any] = {"type": "mbpp", "tests": graded}
-            if imports:
-                check["imports"] = imports
-            if setup.strip():
-                check["setup"] = setup
-            if options.time_limit_sec != 10.0:
-                check["time_limit_sec"] = options.time_limit_sec
-            if options.same_process:
-                check["same_process"] = True
-            data: dict[str, Any] = {
-                "id": scenario_id(task_id),
-                "category": "mbpp",
-                "description": f"MBPP task {task_id}",
-                "tags": ["mbpp", "coding", f"split:{split_of(task_id)}"],
-                "stimulus": stimulus,
-                "checks": [check],
-            }
-            if code is not None:
-                data["reference"] = code
-            scenarios.append(ImportedScenario(data, Origin(source, record.line), "mbpp"))
-        problems.raise_if_any()
         return Imported(
             name="mbpp",
             version="1",
             description="MBPP: short Python tasks, graded by running every assert of test_list "
             "with the task's imports and setup code.",
-            scenarios=scenarios,
+            scenarios=read_scenarios(source, "mbpp", partial(scenario_data, options=options)),
         )
+
+
+def scenario_data(fields: Fields, options: MbppOptions) -> dict[str, Any] | None:
+    """One task's scenario, or None when its fields have problems."""
+    task_id = fields.get("task_id", int)
+    text_field = "prompt" if "prompt" in fields.record.data else "text"
+    text = fields.get(text_field, str)
+    code = fields.get("code", str, required=False)
+    tests = fields.get("test_list", list)
+    imports = fields.get("test_imports", list, required=False, default=[])
+    setup = fields.get("test_setup_code", str, required=False, default="")
+    challenge = fields.get("challenge_test_list", list, required=False, default=[])
+    for name, values in (("test_list", tests), ("test_imports", imports)):
+        if values is not None and not all(isinstance(item, str) for item in values):
+            fields.problem(name, "expected a list of text")
+    if tests == []:
+        fields.problem("test_list", "must not be empty")
+    if not fields.ok:
+        return None
+    assert task_id is not None and text is not None and tests
+    graded = list(tests) + (list(challenge) if options.challenge_tests else [])
+    message = f"{text}\nYour code should pass this test:\n\n{tests[0]}"
+    check: dict[str, Any] = {"type": "mbpp", "tests": graded}
+    if imports:
+        check["imports"] = imports
+    if setup.strip():
+        check["setup"] = setup
+    if options.time_limit_sec != 10.0:
+        check["time_limit_sec"] = options.time_limit_sec
+    if options.same_process:
+        check["same_process"] = True
+    data: dict[str, Any] = {
+        "id": scenario_id(task_id),
+        "category": "mbpp",
+        "description": f"MBPP task {task_id}",
+        "tags": ["mbpp", "coding", f"split:{split_of(task_id)}"],
+        "stimulus": message_stimulus(message, options.system),
+        "checks": [check],
+    }
+    if code is not None:
+        data["reference"] = code
+    return data
 
 
 IMPORTER = MbppImporter()

@@ -7,12 +7,12 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchyard.importers.base import ProblemList
+from benchyard.importers.base import ImportedScenario, Origin, ProblemList
 from benchyard.spec.hashing import content_hash
 from benchyard.spec.source_files import NestedTooDeep, load_json
 
@@ -83,6 +83,33 @@ def read_records(source: Path, problems: ProblemList) -> list[Record]:
     if text.lstrip().startswith("["):
         return list(_array_records(source, text, problems))
     return list(_line_records(source, text, problems))
+
+
+def read_scenarios(
+    source: Path, group: str, scenario: Callable[[Fields], dict[str, Any] | None]
+) -> list[ImportedScenario]:
+    """`record_scenarios` of a whole source; raise SourceInvalid listing every problem in it."""
+    problems = ProblemList()
+    scenarios = record_scenarios(source, group, problems, scenario)
+    problems.raise_if_any()
+    return scenarios
+
+
+def record_scenarios(
+    source: Path,
+    group: str,
+    problems: ProblemList,
+    scenario: Callable[[Fields], dict[str, Any] | None],
+) -> list[ImportedScenario]:
+    """One scenario per record of `source`, each from the line it starts on, all for the scenario
+    file `group`: `scenario` makes its data from the record's fields, or returns None once it has
+    added their problems."""
+    scenarios = []
+    for record in read_records(source, problems):
+        data = scenario(Fields(record, problems))
+        if data is not None:
+            scenarios.append(ImportedScenario(data, Origin(source, record.line), group))
+    return scenarios
 
 
 def _line_records(source: Path, text: str, problems: ProblemList) -> Iterator[Record]:

@@ -16,20 +16,14 @@ from __future__ import annotations
 import io
 import subprocess
 import tarfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from benchyard.importers.base import (
-    BaseImporter,
-    Imported,
-    ImportedScenario,
-    ImportOptions,
-    Origin,
-    ProblemList,
-)
-from benchyard.importers.source import Fields, Record, read_records
+from benchyard.importers.base import BaseImporter, Imported, ImportOptions, ProblemList
+from benchyard.importers.source import Fields, Record, read_scenarios
 from benchyard.importers.swebench_eval import DEFAULT_TEST_COMMAND, Instance
 
 DEFAULT_IMAGE = "sweb.eval.x86_64.{instance_id}"
@@ -136,70 +130,72 @@ class SweBenchImporter(BaseImporter):
 
     def read(self, source: Path, options: Any) -> Imported:
         assert isinstance(options, SweBenchOptions)
-        problems = ProblemList()
-        scenarios = []
         files: dict[str, bytes] = {}
-        for record in read_records(source, problems):
-            instance = instance_of(record, options, problems, source, build=False)
-            fields = Fields(record, problems)
-            statement = fields.get("problem_statement", str)
-            gold = fields.get("patch", str, required=False)
-            repo = fields.get("repo", str, required=options.repos is not None)
-            if instance is None or not fields.ok:
-                continue
-            assert statement is not None
-            base = f"fixtures/{instance.instance_id}"
-            check: dict[str, Any] = {
-                "type": "swebench",
-                "instance_id": instance.instance_id,
-                "image": image_for(options, record.data, source)
-                if options.dockerfile
-                else instance.image.format(
-                    instance_id=instance.instance_id,
-                    repo=record.data.get("repo", ""),
-                    version=record.data.get("version", ""),
-                ),
-                "base_commit": instance.base_commit,
-                "test_patch": instance.test_patch,
-                "fail_to_pass": instance.fail_to_pass,
-                "pass_to_pass": instance.pass_to_pass,
-            }
-            for key in ("repo_dir", "test_command", "timeout_sec"):
-                if getattr(options, key) != SweBenchOptions.model_fields[key].default:
-                    check[key] = getattr(options, key)
-            data: dict[str, Any] = {
-                "id": instance.instance_id,
-                "category": str(record.data.get("repo", "swe-bench")).replace("/", "__"),
-                "tags": ["swe-bench", "coding"],
-                "stimulus": {"task": statement},
-                "checks": [check],
-                "limits": {"timeout_sec": 3600},
-            }
-            if options.repos is not None and repo:
-                clone = Path(options.repos)
-                clone = (clone if clone.is_absolute() else source.parent / clone) / repo.replace(
-                    "/", "__"
-                )
-                try:
-                    for relative, content in repository_files(clone, instance.base_commit).items():
-                        files[f"{base}/repo/{relative}"] = content
-                except (OSError, ValueError, subprocess.SubprocessError) as error:
-                    fields.problem("base_commit", f"cannot take {clone} at it: {error}")
-                    continue
-                data["fixtures"] = {"files": [{"src": f"{base}/repo", "dest": "."}]}
-                if gold:
-                    files[f"{base}/gold.patch"] = gold.encode()
-                    data["reference_change"] = {"patch": f"{base}/gold.patch"}
-            scenarios.append(ImportedScenario(data, Origin(source, record.line), "swe-bench"))
-        problems.raise_if_any()
+        scenario = partial(scenario_data, source=source, options=options, files=files)
         return Imported(
             name="swe-bench",
             version="1",
             description="SWE-bench: repository issues, resolved when FAIL_TO_PASS and "
             "PASS_TO_PASS tests pass in the instance's image, as the official harness grades.",
-            scenarios=scenarios,
+            scenarios=read_scenarios(source, "swe-bench", scenario),
             files=files,
         )
+
+
+def scenario_data(
+    fields: Fields, source: Path, options: SweBenchOptions, files: dict[str, bytes]
+) -> dict[str, Any] | None:
+    """One instance's scenario, or None when its fields have problems; the files it names (the
+    repository at its base commit, the gold patch) are added to `files`."""
+    instance = instance_of(fields.record, options, fields.problems, source, build=False)
+    statement = fields.get("problem_statement", str)
+    gold = fields.get("patch", str, required=False)
+    repo = fields.get("repo", str, required=options.repos is not None)
+    if instance is None or not fields.ok:
+        return None
+    assert statement is not None
+    record = fields.record
+    base = f"fixtures/{instance.instance_id}"
+    check: dict[str, Any] = {
+        "type": "swebench",
+        "instance_id": instance.instance_id,
+        "image": image_for(options, record.data, source)
+        if options.dockerfile
+        else instance.image.format(
+            instance_id=instance.instance_id,
+            repo=record.data.get("repo", ""),
+            version=record.data.get("version", ""),
+        ),
+        "base_commit": instance.base_commit,
+        "test_patch": instance.test_patch,
+        "fail_to_pass": instance.fail_to_pass,
+        "pass_to_pass": instance.pass_to_pass,
+    }
+    for key in ("repo_dir", "test_command", "timeout_sec"):
+        if getattr(options, key) != SweBenchOptions.model_fields[key].default:
+            check[key] = getattr(options, key)
+    data: dict[str, Any] = {
+        "id": instance.instance_id,
+        "category": str(record.data.get("repo", "swe-bench")).replace("/", "__"),
+        "tags": ["swe-bench", "coding"],
+        "stimulus": {"task": statement},
+        "checks": [check],
+        "limits": {"timeout_sec": 3600},
+    }
+    if options.repos is not None and repo:
+        clone = Path(options.repos)
+        clone = (clone if clone.is_absolute() else source.parent / clone) / repo.replace("/", "__")
+        try:
+            for relative, content in repository_files(clone, instance.base_commit).items():
+                files[f"{base}/repo/{relative}"] = content
+        except (OSError, ValueError, subprocess.SubprocessError) as error:
+            fields.problem("base_commit", f"cannot take {clone} at it: {error}")
+            return None
+        data["fixtures"] = {"files": [{"src": f"{base}/repo", "dest": "."}]}
+        if gold:
+            files[f"{base}/gold.patch"] = gold.encode()
+            data["reference_change"] = {"patch": f"{base}/gold.patch"}
+    return data
 
 
 IMPORTER = SweBenchImporter()

@@ -55,7 +55,7 @@ def _held(store: Store, run_id: str, count: int, **settings: object) -> tuple[Qu
 
 
 def test_claimed_attempts_show_the_node_they_run_on(store: Store) -> None:
-    queue, ids = _held(store, "c" * 16, 3)
+    _queue, ids = _held(store, "c" * 16, 3)
     with store.engine.begin() as connection:
         connection.execute(
             update(attempt_queue).where(attempt_queue.c.id.in_(ids[:2])).values(node="vm/b")

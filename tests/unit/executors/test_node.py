@@ -36,7 +36,12 @@ async def test_a_node_runs_a_try_as_a_local_worker_does(tmp_path: Path) -> None:
     make_scratch_layout(scratch)
     tries = NodeTries(spec, bench, build_agent("echo", config), settings, scratch)
     passed, failure = await tries.one_try(PlannedAttempt(tries.scenario("yes"), 1), 1)
-    assert (passed.verdict, passed.answer, passed.run_id, failure) == ("passed", "yes", run.id, None)
+    assert (passed.verdict, passed.answer, passed.run_id, failure) == (
+        "passed",
+        "yes",
+        run.id,
+        None,
+    )
     failed, _ = await tries.one_try(PlannedAttempt(tries.scenario("no"), 2), 3)
     assert (failed.verdict, failed.epoch, failed.try_number) == ("failed", 2, 3)
     assert list((scratch / "work").iterdir()) == []  # each try's workdir is removed

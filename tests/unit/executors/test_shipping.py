@@ -62,7 +62,9 @@ def test_a_benchmark_packs_to_the_same_bytes_and_unpacks_to_its_content_hash(
     assert (copy / "repo" / ".git" / "HEAD").is_file()  # a fixture's own repository travels
     assert (copy / "repo" / ".env").is_file()
     assert not (copy / ".git").exists() and not (copy / "__pycache__").exists()
-    assert (copy / "repo" / "link").is_symlink() and os.readlink(copy / "repo" / "link") == "main.py"
+    assert (copy / "repo" / "link").is_symlink() and os.readlink(
+        copy / "repo" / "link"
+    ) == "main.py"
     assert os.access(copy / "repo" / "run.sh", os.X_OK)
     (bench / "repo" / "main.py").write_text("print(2)\n", encoding="utf-8")
     assert pack_benchmark(bench).sha256 != first.sha256

@@ -8,11 +8,12 @@ while the worker still holds the claim.
   100,000 attempts never sits in Ray's scheduler or object store: the rest wait in the queue.
 - **No retries by Ray.** Tasks are submitted with `max_retries=0`: Ray never runs a try again on
   its own. A try whose node died (or whose Ray worker crashed, or whose result was lost with its
-  node) is the worker's to take back: the attempt goes back to the queue, recorded on the run as
-  a resume, and runs again wherever Ray places it; the try that was lost was never written, so
-  nothing is counted twice. Faults of a node that did not die (it ran out of memory, it could not
-  set up the runtime environment, its sandbox cannot work there) are an ordinary try that failed
-  with `sandbox_start`: retried, kept as evidence, never counted against the agent.
+  node) is the worker's to take back: recorded on the run as a resume (or the run failed, with
+  `--on-crash fail`), the attempt runs again, still under the worker's claim, wherever Ray places
+  it; the try that was lost was never written, so nothing is counted twice. Faults of a node that
+  did not die (it ran out of memory, it could not set up the job, its sandbox cannot work there)
+  are an ordinary try that failed with `sandbox_start`: retried, kept as evidence, never counted
+  against the agent.
 - **Cancelling.** A try whose claim was lost (the run cancelled, the worker stopping) cancels its
   task; the node stops the sandbox as a local worker would, and a task that does not stop within
   CANCEL_GRACE_SEC is killed with its Ray worker process.
@@ -80,7 +81,6 @@ MAX_NODE_LOSSES = 3  # an attempt whose node was lost this often ends its try as
 PLACED_FLUSH_SEC = 0.5  # how often the nodes of attempts just started are written to the queue
 LOST_NAME_CHARS = 120  # what run_resumes keeps of a lost node's name
 AUTH_VARIABLE = "RAY_AUTH_MODE"
-SECRET_KEYS = ("api_key_env", "headers_env", "pass_env")  # configuration naming variables
 
 _CLAIMED: contextvars.ContextVar[ClaimedAttempt | None] = contextvars.ContextVar(
     "benchyard_ray_claimed", default=None
@@ -105,7 +105,7 @@ def open_ray(options: ExecutorOptions) -> RayExecutor:
 class RayExecutor:
     name = "ray"
 
-    def __init__(self, options: ExecutorOptions, log: Log | None = None) -> None:
+    def __init__(self, options: ExecutorOptions) -> None:
         try:
             import ray
         except ImportError:
@@ -114,7 +114,7 @@ class RayExecutor:
                 "pip install 'benchyard[ray]'"
             ) from None
         self.ray: Any = ray  # untyped where it matters
-        self.log: Log = log or options.log or (lambda message: None)
+        self.log: Log = options.log or (lambda message: None)
         runtime_env: dict[str, Any] = {}
         if options.ship_benchyard:
             runtime_env = {
@@ -139,8 +139,10 @@ class RayExecutor:
         self.remote = ray.remote(num_returns="streaming", max_retries=0, retry_exceptions=False)(
             run_try
         )
+        self.remotes: dict[Ask, Any] = {}
         self.gate = Gate(ray.cluster_resources)
-        self.bundles: dict[str, Shipped] = {}
+        self.bundles: dict[str, Shipped] = {}  # in the object store while a run uses them
+        self.bundle_users: Counter[str] = Counter()
         self.losses: Counter[int] = Counter()
         self.lost_batches: dict[tuple[str, str], _LostBatch] = {}
         self.placed: dict[int, str] = {}
@@ -214,8 +216,22 @@ class RayExecutor:
         ]
         self.check(settings, benchmark, agent, writer.queue.store.url, chosen)
         self.queue, self.worker = writer.queue, writer.worker
-        spec = self._ship(run, benchmark, agent, settings, scenario_ids, writer.queue.store.url)
-        return RayAttempts(self, spec, benchmark, agent, run, settings, writer, observer, scratch)
+        spec, shipped = self._ship(
+            run, benchmark, agent, settings, scenario_ids, writer.queue.store.url
+        )
+        attempts = RayAttempts(
+            self, spec, benchmark, agent, run, settings, writer, observer, scratch
+        )
+        attempts.shipped = shipped
+        return attempts
+
+    def release(self, shipped: Collection[str]) -> None:
+        """A run closed: let Ray free the bundles no other open run uses."""
+        for sha256 in shipped:
+            self.bundle_users[sha256] -= 1
+            if self.bundle_users[sha256] <= 0:
+                del self.bundle_users[sha256]
+                self.bundles.pop(sha256, None)
 
     def close(self) -> None:
         if self._placer is not None:
@@ -234,8 +250,9 @@ class RayExecutor:
         settings: RunSettings,
         scenario_ids: Collection[str] | None,
         store_url: str,
-    ) -> Any:
-        """The run's spec in the object store, with its benchmark and the agent's code."""
+    ) -> tuple[Any, list[str]]:
+        """The run's spec in the object store, with its benchmark and the agent's code (and the
+        hashes of the bundles it holds)."""
         bench = self._put(pack_benchmark(benchmark.root))
         walls = [*sealed_paths(settings, benchmark, store_url), Path.cwd()]
         named = tuple(getattr(agent, "readable_paths", ()))
@@ -251,7 +268,9 @@ class RayExecutor:
             env=named_variables(run.agent_config, run.settings.get("judge")),
             store_url=shown_url(store_url),
         )
-        return self.ray.put(spec)
+        shipped = [bench.sha256, *(item.bundle.sha256 for item in code)]
+        self.bundle_users.update(shipped)
+        return self.ray.put(spec), shipped
 
     def _put(self, bundle: Bundle) -> Shipped:
         found = self.bundles.get(bundle.sha256)
@@ -271,7 +290,7 @@ class RayExecutor:
         ask = attempts.asks[planned.scenario.id]
         node = ""
         async with self.gate.held(ask):
-            task = self.remote.options(**ask.ray_options()).remote(
+            task = self._remote_for(ask).remote(
                 attempts.box, planned.scenario.id, planned.epoch, try_number
             )
             try:
@@ -296,6 +315,13 @@ class RayExecutor:
             self.losses.pop(item.id, None)
         kind_message = reply.failure
         return reply.record, None if kind_message is None else AttemptFailure(*kind_message)
+
+    def _remote_for(self, ask: Ask) -> Any:
+        """The task function with this ask's resources (made once per distinct ask)."""
+        found = self.remotes.get(ask)
+        if found is None:
+            found = self.remotes[ask] = self.remote.options(**ask.ray_options())
+        return found
 
     def _fault(
         self,
@@ -386,25 +412,35 @@ class RayExecutor:
         key = (lost.node, lost.cause)
         batch = self.lost_batches.get(key)
         if batch is None:
-            batch = self.lost_batches[key] = _LostBatch(asyncio.get_running_loop().create_future())
-            asyncio.get_running_loop().create_task(self._record_lost(key, lost, writer))
+            loop = asyncio.get_running_loop()
+            batch = self.lost_batches[key] = _LostBatch(loop.create_future())
+            batch.task = loop.create_task(self._record_lost(key, lost, writer))
         batch.ids.append(item.id)
         again = await asyncio.shield(batch.done)
         return item.id in again
 
     async def _record_lost(self, key: tuple[str, str], lost: NodeLost, writer: _Writer) -> None:
-        await asyncio.sleep(LOST_GRACE_SEC)
-        batch = self.lost_batches.pop(key)
-        while True:
-            try:
-                writer.flush()
-                resumes, again = writer.queue.lost_elsewhere(
-                    writer.worker, batch.ids, lost.node[:LOST_NAME_CHARS], lost.cause
-                )
-                break
-            except SQLAlchemyError as error:
-                self.log(f"store unavailable, retrying: {str(error).splitlines()[0]}")
-                await asyncio.sleep(1.0)
+        batch = self.lost_batches[key]
+        try:
+            await asyncio.sleep(LOST_GRACE_SEC)
+            del self.lost_batches[key]
+            while True:
+                try:
+                    writer.flush()  # the tries written before the lost one come first
+                    resumes, again = writer.queue.lost_elsewhere(
+                        writer.worker, batch.ids, lost.node[:LOST_NAME_CHARS], lost.cause
+                    )
+                    break
+                except SQLAlchemyError as error:
+                    self.log(f"store unavailable, retrying: {str(error).splitlines()[0]}")
+                    await asyncio.sleep(1.0)
+        except BaseException as error:  # the worker stopping, or a store gone for good
+            self.lost_batches.pop(key, None)
+            if isinstance(error, asyncio.CancelledError):
+                batch.done.cancel()
+            else:
+                batch.done.set_exception(error)
+            raise
         batch.done.set_result(again)
         for resume in resumes:
             what = "running again" if resume.action == "requeued" else "cancelled; run failed:"
@@ -416,8 +452,11 @@ class RayExecutor:
 
 @dataclass
 class _LostBatch:
-    done: asyncio.Future[set[int]]
+    """Attempts lost with one node at about the same time, recorded together."""
+
+    done: asyncio.Future[set[int]]  # the attempts to run again
     ids: list[int] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
 
 
 class RayAttempts(_AttemptExecutor):
@@ -447,9 +486,12 @@ class RayAttempts(_AttemptExecutor):
         self.scratch = scratch
         self.box = [spec]  # a list, so that Ray passes the reference to the tasks unfetched
         self.asks: dict[str, Ask] = {s.id: ask_for(benchmark, s) for s in benchmark.scenarios}
+        self.shipped: list[str] = []  # the bundles its spec holds
 
     async def aclose(self) -> None:
         self.box.clear()  # Ray frees the spec once no task holds it
+        self.cluster.release(self.shipped)
+        self.shipped = []
 
     async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
         """Tries as a local worker makes them; an attempt whose node was lost mid-try runs again

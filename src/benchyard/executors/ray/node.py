@@ -263,8 +263,8 @@ class NodeState:
         spec: RunSpec = ray.get(ref)
         try:
             tries = self._prepare(spec)
-        except (BenchyardError, OSError) as error:
-            raise NodeUnready(str(error)) from None
+        except Exception as error:  # the sandbox cannot work here, a bundle arrived damaged, ...
+            raise NodeUnready(str(error) or type(error).__name__) from None
         self.runs[key] = tries
         while len(self.runs) > KEPT_RUNS:
             _, old = self.runs.popitem(last=False)
@@ -302,6 +302,8 @@ class NodeState:
                 f"the benchmark shipped for run {spec.run.id[:8]} unpacked as "
                 f"{benchmark.content_hash[:19]}, not the run's {spec.run.benchmark_hash[:19]}"
             )
+        if len(self.benchmarks) >= KEPT_RUNS:
+            self.benchmarks.clear()
         self.benchmarks[shipped.sha256] = benchmark
         return benchmark
 

@@ -1,15 +1,15 @@
 """Where attempts run: each try keeps the machine (and the Ray node) it ran on, and a claimed
 attempt the node it is running on (docs/distributed.md).
 
-Revision ID: 0011
-Revises: 0005
+Revision ID: 0010
+Revises: 0009
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0011"
-down_revision = "0005"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
