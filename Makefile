@@ -66,12 +66,16 @@ lint: setup
 	$(BIN)/mypy
 
 bench: setup
+	$(BIN)/python bench/startup.py
 	$(BIN)/python bench/overhead.py
 	$(BIN)/python bench/concurrency.py
 	$(BIN)/python bench/queue.py
 	$(BIN)/python bench/sandbox.py
 	$(BIN)/python bench/provider.py
 	$(BIN)/python bench/web.py
+	$(BIN)/python bench/memory.py
+	$(BIN)/python bench/storage.py
+	$(BIN)/python bench/compare.py
 
 clean:
 	rm -rf $(VENV) $(LLM_VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache

@@ -7,6 +7,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 BENCHYARD = [sys.executable, "-m", "benchyard"]
@@ -37,3 +38,25 @@ def wall_time(command: list[str], repeat: int = 1, cwd: Path | None = None) -> f
         subprocess.run(command, check=True, cwd=cwd, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def spread(values: list[float]) -> str:
+    """The median of `values` with their range, e.g. '1.21 (1.18-1.30, n=5)'."""
+    return f"{statistics.median(values):.3g} ({min(values):.3g}-{max(values):.3g}, n={len(values)})"
+
+
+def interleaved(
+    measures: dict[str, Callable[[], float]], repeats: int = 5
+) -> dict[str, list[float]]:
+    """Each measure taken `repeats` times, in turn (a, b, c, a, b, c, ...), so that a machine's
+    slow spell falls on every one of them alike; the values of each, in order."""
+    values: dict[str, list[float]] = {name: [] for name in measures}
+    for _ in range(repeats):
+        for name, measure in measures.items():
+            values[name].append(measure())
+    return values
+
+
+def ratios(values: list[float], floors: list[float]) -> list[float]:
+    """Each repetition's value over the floor measured next to it."""
+    return [value / floor for value, floor in zip(values, floors, strict=True)]

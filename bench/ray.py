@@ -43,7 +43,7 @@ from common import BENCHYARD, trivial_benchmark
 from benchyard.executors.ray.local_cluster import local_cluster
 
 PG_URL = os.environ.get("BENCHYARD_BENCH_PG", "postgresql://root@127.0.0.1:5432/test")
-REPEATS = int(os.environ.get("BENCH_REPEATS", "3"))
+REPEATS = int(os.environ.get("BENCH_REPEATS", "5"))
 SLOW_ATTEMPTS = 96
 SLEEP_SEC = 1.0
 TRIVIAL_ATTEMPTS = 200

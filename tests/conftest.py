@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +15,15 @@ import pytest
 
 from benchyard.store.store import Store
 from tests.support import Cli
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the commands the tests start even when the suite itself was started in the
+    background by a non-interactive shell, which ignores SIGINT for it: an ignored signal stays
+    ignored in every child, and a command that ignores SIGINT cannot be tested for it."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 TEST_DB = os.environ.get("BENCHYARD_TEST_DB", "sqlite")
 POSTGRES_URL = os.environ.get("BENCHYARD_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")

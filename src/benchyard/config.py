@@ -3,16 +3,45 @@ OpenAI-compatible providers they call, model prices and the judge model."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+)
 
-from benchyard.automation.webhook_config import WebhookConfig
 from benchyard.spec.problems import BenchmarkInvalid
 
 CONFIG_FILE = "benchyard.yaml"
 MAX_AGENT_NAME = 200  # runs.agent_name
+
+
+@functools.cache
+def _webhooks_adapter() -> TypeAdapter[dict[str, Any]]:
+    from benchyard.automation.webhook_config import WebhookConfig
+
+    return TypeAdapter(dict[str, WebhookConfig])
+
+
+def _validate_webhooks(value: object) -> dict[str, Any]:
+    """`webhooks:` as dict[str, WebhookConfig] validates it (the same errors, at the same places),
+    its models loaded only by a benchyard.yaml that has the key."""
+    return _webhooks_adapter().validate_python(value)
+
+
+if TYPE_CHECKING:
+    from benchyard.automation.webhook_config import WebhookConfig
+
+    Webhooks = dict[str, WebhookConfig]
+else:
+    Webhooks = Annotated[dict[str, Any], PlainValidator(_validate_webhooks)]
 
 
 class ProjectConfig(BaseModel):
@@ -43,7 +72,7 @@ class ProjectConfig(BaseModel):
     judge: dict[str, Any] | None = Field(
         default=None, description="The judge model: provider, model and request settings."
     )
-    webhooks: dict[str, WebhookConfig] = Field(
+    webhooks: Webhooks = Field(
         default_factory=dict,
         description="Webhooks by name: signed events on runs (docs/automation.md#webhooks).",
     )

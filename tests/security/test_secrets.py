@@ -23,6 +23,7 @@ from sqlalchemy import MetaData, create_engine, select
 from benchyard import secrets
 from benchyard.agents.command import SYSTEM_PATH
 from benchyard.providers.fake_server import FakeLLM
+from benchyard.report.gate import EXIT_NOTHING_GRADED
 from benchyard.store.engine import with_driver
 from benchyard.store.store import Store
 from tests.integration.providers.conftest import FAST_RETRIES, StartFake
@@ -146,7 +147,7 @@ def test_an_agent_gets_a_minimal_environment_and_never_the_store(
     checks = [{"type": "llm_rubric", "criteria": ["The answer is an environment."]}]
     bench = write_benchmark(tmp_path / "bench", [{"id": "env", "stimulus": "hi", "checks": checks}])
     result = cli("run", str(bench), "--agent", "leaky", "--retries", "0", "-q")
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOTHING_GRADED, result.output  # its one attempt is an error
     (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
     environment = json.loads(attempt.answer or "{}")
     assert set(environment) - SHELL_ADDED == {
@@ -195,7 +196,7 @@ def test_a_provider_that_echoes_its_keys_in_a_401_leaves_no_trace(
         tmp_path / "bench",
         [{"id": "q", "stimulus": "hi", "checks": [{"type": "equals", "value": "x"}]}],
     )
-    assert cli("run", str(bench), "--agent", "model", "-q").exit_code == 0
+    assert cli("run", str(bench), "--agent", "model", "-q").exit_code == EXIT_NOTHING_GRADED
     sent = llm.headers[0]
     assert sent["authorization"] == f"Bearer {PROVIDER_KEY}"
     assert (sent["x-api-key"], sent["x-org-token"]) == (HEADER_KEY, LITERAL_TOKEN)

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from benchyard import secrets
 from benchyard.agents.base import AgentResult, AgentTask
-from benchyard.agents.tool_server import serve_tools
 from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event, message
@@ -105,6 +104,8 @@ class CommandAgent:
         return tuple(Path(path) for path in self.config.readable)
 
     async def run(self, task: AgentTask) -> AgentResult:
+        from benchyard.agents.tool_server import serve_tools  # its server loads only when run
+
         assert task.workdir is not None and task.io_dir is not None
         deadline = time.monotonic() + task.timeout_sec
         result = AgentResult()

@@ -17,11 +17,13 @@ import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.toolbox import ToolBox
-from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
 from benchyard.sandbox.identity import sandbox_user
+
+if TYPE_CHECKING:  # the server's module loads only when a scenario has tools to serve
+    from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
 
 SOCKET_NAME = "tools.sock"
 MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
@@ -38,6 +40,8 @@ async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[di
     if toolbox is None:
         yield {}
         return
+    from benchyard.providers.http_server import ConnectionLimit
+
     prefix = "/" + secrets.token_hex(8)
     limit = ConnectionLimit(MAX_CONNECTIONS)
     servers = [_server(_Handler(toolbox, prefix), limit)]
@@ -58,6 +62,8 @@ async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[di
 
 
 def _server(handler: _Handler, limit: ConnectionLimit) -> LoopbackServer:
+    from benchyard.providers.http_server import LoopbackServer
+
     return LoopbackServer(handler.handle, limit=limit, request_timeout_sec=REQUEST_TIMEOUT_SEC)
 
 

@@ -12,15 +12,18 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy import select
 
-from benchyard.automation import events, schedules, webhooks
-from benchyard.automation.webhook_config import WebhookConfig
-from benchyard.report.model import Comparison
+from benchyard.automation import schedules
 from benchyard.store.records import RunRecord
 from benchyard.store.schema import runs
 from benchyard.store.store import Store, run_from_row
+
+if TYPE_CHECKING:  # a run that no schedule fired and no webhook wants loads none of these
+    from benchyard.automation.webhook_config import WebhookConfig
+    from benchyard.report.model import Comparison
 
 DEFAULT_ALPHA = 0.05
 SCOPE_KEYS = ("filters", "limit", "profile", "epochs")
@@ -47,9 +50,10 @@ def handle_run_end(
     say = log or (lambda message: None)
     run = store.get_run(run_id)
     firing = schedules.firing_for_run(store, run_id)
-    wanted = [e for e in (events.RUN_FINISHED, events.RUN_REGRESSION) if _wanted(hooks, e, run)]
+    wanted = _wanted_events(hooks, run) if hooks else []
     if run.kind != "benchmark" or (firing is None and not wanted):
         return RunEnded(run_id, None, None, 0)
+    from benchyard.automation import events, webhooks
     from benchyard.report.build import build_report
 
     report = build_report(store, run)
@@ -86,6 +90,12 @@ def handle_run_end(
             now=now,
         )
     return RunEnded(run.id, baseline.id if baseline else None, regression, len(made))
+
+
+def _wanted_events(hooks: Mapping[str, WebhookConfig], run: RunRecord) -> list[str]:
+    from benchyard.automation import events
+
+    return [e for e in (events.RUN_FINISHED, events.RUN_REGRESSION) if _wanted(hooks, e, run)]
 
 
 def _wanted(hooks: Mapping[str, WebhookConfig], event: str, run: RunRecord) -> bool:

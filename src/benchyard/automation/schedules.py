@@ -32,7 +32,6 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy import Connection, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from benchyard.automation.cron import Cron
 from benchyard.errors import BenchyardError
 from benchyard.store.records import RunRecord
 from benchyard.store.schema import runs, schedule_firings, schedules
@@ -100,6 +99,7 @@ def add_schedule(
     `now`. The agent and settings are recorded as a run records them (secrets scrubbed); the
     caller checked that the run could be planned and queued (cli, `plan_scheduled_run`)."""
     from benchyard import secrets
+    from benchyard.automation.cron import Cron  # croniter and dateutil: only where cron is read
 
     parsed = Cron.parse(cron)
     if missed not in MISSED_POLICIES:
@@ -279,6 +279,8 @@ def _claim(
     row = connection.execute(query).first()
     if row is None:
         return None  # another worker holds it, or handled it already
+    from benchyard.automation.cron import Cron
+
     schedule = _schedule(row)
     cron = Cron.parse(schedule.cron)
     latest = cron.latest_at_or_before(now)

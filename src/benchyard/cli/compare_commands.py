@@ -69,10 +69,20 @@ def compare(
     merged: Annotated[
         bool, typer.Option("--merged", help="Merge each run with the runs it re-ran.")
     ] = False,
+    list_all: Annotated[
+        bool,
+        typer.Option(
+            "--all",
+            help="List the unchanged scenarios too (the same verdict in every run); by default "
+            "the table and Markdown count them, not list them (JSON always lists them).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Compare runs scenario by scenario: flips first, accuracy delta with its interval, McNemar,
-    and the change in errors with its own exact test (errors are left out of accuracy)."""
+    and the change in errors with its own exact test (errors are left out of accuracy). The
+    scenarios with the same verdict in every run are counted, and listed with --all (JSON lists
+    them always)."""
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.render import print_renderables
     from benchyard.report.compare import compare_runs
@@ -98,6 +108,7 @@ def compare(
         alpha=alpha,
         merged=merged,
         allow_version_mismatch=allow_version_mismatch,
+        list_unchanged=list_all or format == "json",  # JSON keeps every row, as before
     )
     if format == "table":
         print_renderables(comparison_rich(comparison, flips_only), output)

@@ -1,23 +1,25 @@
-"""Printing runs, attempts and reports to the terminal. Agent output is printed as plain text."""
+"""Printing runs, attempts and reports to the terminal. Agent output is printed as plain text.
+The report's models and renderers are imported by the functions that print them: `runs` needs
+neither."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from benchyard.report.model import RunReport
-from benchyard.report.render import plural, shorten, to_rich
 from benchyard.runner.failures import CLAIMED_KINDS
-from benchyard.runner.trajectory import Event
-from benchyard.store.browse import node_counts
-from benchyard.store.records import AttemptRecord, RunRecord
-from benchyard.store.store import Store
+
+if TYPE_CHECKING:
+    from benchyard.report.model import RunReport
+    from benchyard.runner.trajectory import Event
+    from benchyard.store.records import AttemptRecord, RunRecord
+    from benchyard.store.store import Store
 
 PIPED_WIDTH = 160
 PATCH_SHOWN_CHARS = 20_000
@@ -34,6 +36,8 @@ def _console(path: Path | None = None) -> Console:
 
 
 def print_report(report: RunReport, path: Path | None = None) -> None:
+    from benchyard.report.render import to_rich
+
     print_renderables(to_rich(report), path)
 
 
@@ -50,6 +54,8 @@ def _commit(run: RunRecord) -> str:
 
 
 def print_runs(store: Store, runs: list[RunRecord]) -> None:
+    from benchyard.store.browse import node_counts
+
     table = Table()
     for column in (
         "run",
@@ -142,6 +148,8 @@ def _diff_note(run: RunRecord) -> str:
 
 
 def print_run(store: Store, run: RunRecord) -> None:
+    from benchyard.report.render import shorten
+
     console = _console()
     lines = [
         f"run {run.id} ({run.status})",
@@ -181,6 +189,7 @@ def print_run(store: Store, run: RunRecord) -> None:
 
 def _print_run_history(console: Console, store: Store, run: RunRecord) -> None:
     """Why the run ended as it did, what it re-graded, and every time it was resumed."""
+    from benchyard.report.render import plural
     from benchyard.store.queue import Queue
 
     if run.status_reason:
@@ -212,6 +221,8 @@ def print_scenario_attempts(store: Store, run: RunRecord, scenario_id: str) -> N
 
 
 def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
+    from benchyard.report.render import shorten
+
     retried = " — superseded by a retry" if attempt.superseded else ""
     console.rule(
         Text(f"{attempt.scenario_id} epoch {attempt.epoch} try {attempt.try_number}{retried}")

@@ -28,13 +28,12 @@ def runs(
 ) -> None:
     """The run history, newest first, with each run's commit."""
     from benchyard.cli.context import load_project, open_store
-    from benchyard.cli.render import print_runs
-    from benchyard.report.listing import dump_json, run_entry
 
     check_list_format(format)
     store = open_store(db, load_project())
     listed = store.list_runs(limit, benchmark)
     if format == "json":
+        from benchyard.report.listing import dump_json, run_entry
         from benchyard.store.browse import node_counts
 
         counts = store.verdict_counts([run.id for run in listed])
@@ -42,6 +41,8 @@ def runs(
         entries = [run_entry(run, counts.get(run.id, {}), nodes.get(run.id)) for run in listed]
         sys.stdout.write(dump_json(entries))
         return
+    from benchyard.cli.render import print_runs
+
     print_runs(store, listed)
 
 

@@ -247,7 +247,6 @@ def _execute_and_report(
     """Execute, print the report, say where kept workdirs are, and exit with the run's gate:
     1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
     from benchyard.cli.progress import ProgressObserver
-    from benchyard.cli.render import print_report
     from benchyard.report.build import build_report
     from benchyard.report.gate import nothing_graded, run_gate
     from benchyard.report.render import plural
@@ -266,6 +265,8 @@ def _execute_and_report(
         raise typer.Exit(130) from None
     report = build_report(store, finished)
     if not quiet:
+        from benchyard.cli.render import print_report
+
         print_report(report)
     if settings.keep_workdirs:
         _tell_kept_workdirs(finished.id, settings.work_root)

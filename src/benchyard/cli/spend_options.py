@@ -57,8 +57,6 @@ def spend_gate(
     forecast_out: Path | None,
 ) -> tuple[list[T], SpendGate | None]:
     """The plan (the pilot's sample first) and the gate, or the plan as it is and None."""
-    from benchyard.runner.spend import SpendGate, pilot_order
-
     if pilot_only and pilot is None:
         raise typer.BadParameter("--pilot-only needs --pilot N", param_hint="--pilot-only")
     if pilot is None and budget is None:
@@ -68,6 +66,8 @@ def spend_gate(
             "--pilot and --budget apply to a run executed here, not to a queued one",
             param_hint="--enqueue",
         )
+    from benchyard.runner.spend import SpendGate, pilot_order
+
     if pilot is not None:
         plan = pilot_order(plan, pilot, pilot_seed)
     gate = SpendGate(

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import asdict
+import statistics
+from array import array
+from collections import Counter, defaultdict
+from dataclasses import asdict, dataclass, field
 
 from benchyard.importers.metrics import PROVENANCE_SETTING, format_metrics
 from benchyard.report.model import (
@@ -15,6 +16,7 @@ from benchyard.report.model import (
     Durations,
     Failure,
     Resume,
+    ReviewFlag,
     RunInfo,
     RunReport,
     Summary,
@@ -35,24 +37,36 @@ def final_attempts(store: Store, chain: list[RunRecord]) -> list[AttemptRecord]:
 
 
 def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunReport:
-    from benchyard.report.flags import review_flags
-    from benchyard.report.passk import repeated_attempts
+    """A run's report (with `merged`, over the run and the runs it re-ran, the latest attempt of
+    each scenario and epoch winning). The attempts are folded one at a time, read from the store
+    in chunks and without their outputs, so that its memory does not grow with the run."""
+    from benchyard.report.flags import sorted_flags
+    from benchyard.report.passk import repeated_from_tallies
     from benchyard.store.queue import Queue
 
     chain = store.run_chain(run) if merged else [run]
-    attempts = final_attempts(store, chain)
+    provenance = run.settings.get(PROVENANCE_SETTING)
+    listed = merged or _has_format(provenance)  # a format's figures read the attempts whole
+    attempts = final_attempts(store, chain) if listed else None
+    tally = _Tally()
+    for attempt in attempts if attempts is not None else store.stream_attempts(run.id):
+        tally.add(attempt)
     retried = sum(store.count_superseded(r.id) for r in chain)
     resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
     return RunReport(
         run=_run_info(run, [r.id for r in chain], resumes),
-        summary=summarise(attempts, retried),
-        categories=_categories(attempts),
-        checks=_checks(attempts),
-        failures=[_failure(a) for a in attempts if a.verdict != "passed"],
-        flags=review_flags(attempts),
-        repeated=repeated_attempts(attempts),
-        format_metrics=format_metrics(run.settings.get(PROVENANCE_SETTING), attempts),
+        summary=tally.summary(retried),
+        categories=tally.categories(),
+        checks=_check_counts(tally.checks),
+        failures=tally.failures,
+        flags=sorted_flags(tally.flags()),
+        repeated=repeated_from_tallies(tally.epochs, tally.counted_by_scenario),
+        format_metrics=format_metrics(provenance, attempts) if attempts is not None else None,
     )
+
+
+def _has_format(provenance: object) -> bool:
+    return isinstance(provenance, dict) and isinstance(provenance.get("format"), str)
 
 
 def _resume(resume: ResumeRecord) -> Resume:
@@ -99,86 +113,165 @@ def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInf
     )
 
 
-def summarise(attempts: list[AttemptRecord], retried: int = 0) -> Summary:
-    counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
-    passed = sum(1 for a in counted if a.verdict == "passed")
-    errors = sum(1 for a in attempts if a.verdict == "error")
-    negatives = [a for a in counted if a.negative]
-    durations = [a.duration_sec for a in attempts]
-    costs = [a.cost_usd for a in attempts if a.cost_usd is not None]
-    judge_costs = [a.judge_cost_usd for a in attempts if a.judge_cost_usd is not None]
-    return Summary(
-        task_count=len({a.scenario_id for a in attempts}),
-        attempt_count=len(attempts),
-        passed=passed,
-        failed=sum(1 for a in counted if a.verdict == "failed"),
-        timeouts=sum(1 for a in counted if a.verdict == "timeout"),
-        errors=errors,
-        counted=len(counted),
-        accuracy=_ratio(passed, len(counted)),
-        accuracy_ci95=wilson_interval(passed, len(counted)),
-        error_rate=_ratio(errors, len(attempts)),
-        accuracy_if_errors_failed=_ratio(passed, len(attempts)),
-        claimed_faults=sum(
-            1 for a in counted if a.verdict == "failed" and a.failure_kind in CLAIMED_KINDS
-        ),
-        avg_turns=_ratio(sum(a.turns for a in counted), len(counted)),
-        false_positive_rate=_ratio(
-            sum(1 for a in negatives if a.verdict != "passed"), len(negatives)
-        ),
-        negative_count=len(negatives),
-        retried_tries=retried,
-        tokens_in=sum(a.tokens_in for a in attempts),
-        tokens_out=sum(a.tokens_out for a in attempts),
-        cost_usd=sum(costs) if costs else None,
-        judge_tokens_in=sum(a.judge_tokens_in for a in attempts),
-        judge_tokens_out=sum(a.judge_tokens_out for a in attempts),
-        judge_cost_usd=sum(judge_costs) if judge_costs else None,
-        hit_max_turns=sum(1 for a in attempts if a.hit_max_turns),
-        reasoning_truncated=sum(1 for a in attempts if a.failure_kind == "reasoning_truncated"),
-        durations=Durations(
-            p50_sec=percentile(durations, 50),
-            p90_sec=percentile(durations, 90),
-            p99_sec=percentile(durations, 99),
-            max_sec=max(durations) if durations else None,
-            total_attempt_sec=sum(durations),
-        ),
+@dataclass
+class _Counts:
+    """Verdict counts of a group of attempts (a run, a category)."""
+
+    attempts: int = 0
+    passed: int = 0
+    failed: int = 0
+    timeouts: int = 0
+    errors: int = 0
+
+    def add(self, verdict: str) -> None:
+        self.attempts += 1
+        self.passed += verdict == "passed"
+        self.failed += verdict == "failed"
+        self.timeouts += verdict == "timeout"
+        self.errors += verdict == "error"
+
+    @property
+    def counted(self) -> int:
+        return self.passed + self.failed + self.timeouts
+
+
+@dataclass
+class _Tally:
+    """A run's figures folded over its final attempts, one at a time: counts and sums, what each
+    scenario and category needs, and only the attempts that a failure or flag names."""
+
+    total: _Counts = field(default_factory=_Counts)
+    by_category: dict[str, _Counts] = field(default_factory=lambda: defaultdict(_Counts))
+    checks: dict[str, list[int]] = field(default_factory=lambda: defaultdict(lambda: [0, 0]))
+    epochs: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    counted_by_scenario: dict[str, list[int]] = field(
+        default_factory=lambda: defaultdict(lambda: [0, 0])
     )
+    sums: Counter[str] = field(default_factory=Counter)
+    costs: list[float | None] = field(default_factory=lambda: [None, None])  # agent, judge
+    durations: array[float] = field(default_factory=lambda: array("d"))
+    extra_turns: array[int] = field(default_factory=lambda: array("q"))  # of counted attempts
+    maybe_long: list[AttemptRecord] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    attempt_flags: list[ReviewFlag] = field(default_factory=list)
+
+    def add(self, attempt: AttemptRecord) -> None:
+        from benchyard.report.flags import LONG_FACTOR, LONG_FLOOR, attempt_flags, extra_turns
+
+        verdict = attempt.verdict
+        self.total.add(verdict)
+        self.by_category[attempt.category].add(verdict)
+        self.epochs[attempt.scenario_id] += 1
+        self.durations.append(attempt.duration_sec)
+        self._add_sums(attempt)
+        for check in attempt.checks:
+            tally = self.checks[check.check_type]
+            tally[0] += int(check.passed)
+            tally[1] += 1
+        if verdict in COUNTED_VERDICTS:
+            self._add_counted(attempt)
+            extra = extra_turns(attempt)
+            self.extra_turns.append(extra)
+            if extra > LONG_FACTOR * LONG_FLOOR:  # long whatever the median turns out to be
+                self.maybe_long.append(attempt)
+        if verdict != "passed":
+            self.failures.append(_failure(attempt))
+        self.attempt_flags += attempt_flags(attempt)
+
+    def _add_sums(self, attempt: AttemptRecord) -> None:
+        self.sums.update(
+            tokens_in=attempt.tokens_in,
+            tokens_out=attempt.tokens_out,
+            judge_tokens_in=attempt.judge_tokens_in,
+            judge_tokens_out=attempt.judge_tokens_out,
+            hit_max_turns=attempt.hit_max_turns,
+            reasoning_truncated=attempt.failure_kind == "reasoning_truncated",
+        )
+        for index, cost in enumerate((attempt.cost_usd, attempt.judge_cost_usd)):
+            if cost is not None:
+                self.costs[index] = (self.costs[index] or 0) + cost
+
+    def _add_counted(self, attempt: AttemptRecord) -> None:
+        passed = attempt.verdict == "passed"
+        scenario = self.counted_by_scenario[attempt.scenario_id]
+        scenario[0] += passed
+        scenario[1] += 1
+        self.sums.update(
+            turns=attempt.turns,
+            claimed=attempt.verdict == "failed" and attempt.failure_kind in CLAIMED_KINDS,
+            negatives=attempt.negative,
+            false_positives=attempt.negative and not passed,
+        )
+
+    def flags(self) -> list[ReviewFlag]:
+        from benchyard.report.flags import flaky_flags, is_long, long_flag
+
+        median = statistics.median(self.extra_turns) if self.extra_turns else 0
+        longs = [long_flag(a, median) for a in self.maybe_long if is_long(a, median)]
+        scenarios = {sid: (c[0], c[1]) for sid, c in self.counted_by_scenario.items()}
+        return longs + self.attempt_flags + flaky_flags(scenarios)
+
+    def summary(self, retried: int) -> Summary:
+        total, sums = self.total, self.sums
+        counted = total.counted
+        durations = sorted(self.durations)
+        return Summary(
+            task_count=len(self.epochs),
+            attempt_count=total.attempts,
+            passed=total.passed,
+            failed=total.failed,
+            timeouts=total.timeouts,
+            errors=total.errors,
+            counted=counted,
+            accuracy=_ratio(total.passed, counted),
+            accuracy_ci95=wilson_interval(total.passed, counted),
+            error_rate=_ratio(total.errors, total.attempts),
+            accuracy_if_errors_failed=_ratio(total.passed, total.attempts),
+            claimed_faults=sums["claimed"],
+            avg_turns=_ratio(sums["turns"], counted),
+            false_positive_rate=_ratio(sums["false_positives"], sums["negatives"]),
+            negative_count=sums["negatives"],
+            retried_tries=retried,
+            tokens_in=sums["tokens_in"],
+            tokens_out=sums["tokens_out"],
+            cost_usd=self.costs[0],
+            judge_tokens_in=sums["judge_tokens_in"],
+            judge_tokens_out=sums["judge_tokens_out"],
+            judge_cost_usd=self.costs[1],
+            hit_max_turns=sums["hit_max_turns"],
+            reasoning_truncated=sums["reasoning_truncated"],
+            durations=Durations(
+                p50_sec=percentile(durations, 50),
+                p90_sec=percentile(durations, 90),
+                p99_sec=percentile(durations, 99),
+                max_sec=durations[-1] if durations else None,
+                total_attempt_sec=sum(self.durations),
+            ),
+        )
+
+    def categories(self) -> dict[str, CategoryCounts]:
+        result = {}
+        for category in sorted(self.by_category):
+            counts = self.by_category[category]
+            passed, counted = counts.passed, counts.counted
+            result[category] = CategoryCounts(
+                passed=passed,
+                counted=counted,
+                errors=counts.errors,
+                timeouts=counts.timeouts,
+                attempts=counts.attempts,
+                raw=f"{passed}/{counted}",
+                accuracy=_ratio(passed, counted),
+                accuracy_ci95=wilson_interval(passed, counted),
+            )
+        return result
 
 
 def _ratio(numerator: float, denominator: int) -> float | None:
     return numerator / denominator if denominator else None
 
 
-def _categories(attempts: Iterable[AttemptRecord]) -> dict[str, CategoryCounts]:
-    grouped: dict[str, list[AttemptRecord]] = defaultdict(list)
-    for attempt in attempts:
-        grouped[attempt.category].append(attempt)
-    result = {}
-    for category in sorted(grouped):
-        members = grouped[category]
-        counted = [a for a in members if a.verdict in COUNTED_VERDICTS]
-        passed = sum(1 for a in counted if a.verdict == "passed")
-        result[category] = CategoryCounts(
-            passed=passed,
-            counted=len(counted),
-            errors=sum(1 for a in members if a.verdict == "error"),
-            timeouts=sum(1 for a in members if a.verdict == "timeout"),
-            attempts=len(members),
-            raw=f"{passed}/{len(counted)}",
-            accuracy=_ratio(passed, len(counted)),
-            accuracy_ci95=wilson_interval(passed, len(counted)),
-        )
-    return result
-
-
-def _checks(attempts: Iterable[AttemptRecord]) -> dict[str, CheckCounts]:
-    tallies: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for attempt in attempts:
-        for check in attempt.checks:
-            tally = tallies[check.check_type]
-            tally[0] += int(check.passed)
-            tally[1] += 1
+def _check_counts(tallies: dict[str, list[int]]) -> dict[str, CheckCounts]:
     return {
         name: CheckCounts(
             passed=p, total=t, pass_rate=_ratio(p, t), pass_rate_ci95=wilson_interval(p, t)

@@ -8,29 +8,42 @@ Errors are left out of accuracy, so a change in errors is judged apart (docs/que
 the error rate's paired change with its own exact McNemar test, and the accuracy test again with
 the candidate's new errors counted as failures. A significant rise in errors, or a drop that is
 significant once the new errors count as failures, is a regression as much as a significant drop
-on the counted pairs."""
+on the counted pairs.
+
+Each run's final attempts are read once, and only the columns a comparison needs
+(store/outcomes.py). The rows with the same verdict in every run are counted, and listed only when
+asked: at 100,000 attempts a run's unchanged rows are most of them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from benchyard.errors import BenchyardError
-from benchyard.report.build import build_report, final_attempts
+from benchyard.importers.metrics import PROVENANCE_SETTING
 from benchyard.report.model import (
+    BenchmarkIdentity,
     CandidateComparison,
     CategoryDelta,
     Comparison,
     RunFigures,
-    RunInfo,
     RunReport,
     ScenarioRow,
 )
-from benchyard.report.stats import mcnemar_exact, paired_difference_interval, significantly_more
+from benchyard.report.stats import (
+    mcnemar_exact,
+    paired_difference_interval,
+    percentile,
+    significantly_more,
+    wilson_interval,
+)
 from benchyard.runner.failures import COUNTED_VERDICTS
-from benchyard.store.records import AttemptRecord, RunRecord
+from benchyard.store.outcomes import Key, Outcome, final_outcomes
+from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
-Key = tuple[str, int]
 FLIP_ORDER = {"pass_to_fail": 0, "fail_to_pass": 1}
 
 
@@ -45,30 +58,107 @@ def compare_runs(
     alpha: float = 0.05,
     merged: bool = False,
     allow_version_mismatch: bool = False,
+    list_unchanged: bool = True,
 ) -> Comparison:
+    """Each later run against the first. Every row whose verdicts differ is listed; the rows with
+    the same verdict in every run are counted, and listed too when `list_unchanged`."""
     if len(runs) < 2:
         raise CompareRefused("give at least two runs: a baseline and a run to compare with it")
     if not allow_version_mismatch:
         check_same_benchmark(runs)
-    reports = [build_report(store, run, merged=merged) for run in runs]
-    outcomes = [
-        {(a.scenario_id, a.epoch): a for a in final_attempts(store, _chain(store, run, merged))}
-        for run in runs
-    ]
-    baseline = reports[0]
+    sides = [_side(store, run, merged) for run in runs]
+    baseline = sides[0]
+    scenarios, unchanged = _rows([side.outcomes for side in sides], list_unchanged)
     return Comparison(
         alpha=alpha,
-        baseline=run_figures(baseline),
-        candidates=[
-            _candidate(baseline, outcomes[0], report, attempts, alpha)
-            for report, attempts in zip(reports[1:], outcomes[1:], strict=True)
-        ],
-        scenarios=_rows(outcomes),
+        baseline=baseline.figures,
+        candidates=[_candidate(baseline, side, alpha) for side in sides[1:]],
+        scenarios=scenarios,
+        unchanged=unchanged,
+        unchanged_listed=list_unchanged,
     )
 
 
-def _chain(store: Store, run: RunRecord, merged: bool) -> list[RunRecord]:
-    return store.run_chain(run) if merged else [run]
+@dataclass(frozen=True)
+class _Tally:
+    passed: int
+    counted: int
+    errors: int
+
+
+@dataclass(frozen=True)
+class _Side:
+    """One run of a comparison: its figures, its categories and its final outcomes."""
+
+    figures: RunFigures
+    categories: dict[str, _Tally]
+    outcomes: dict[Key, Outcome]
+
+
+def _side(store: Store, run: RunRecord, merged: bool) -> _Side:
+    chain = store.run_chain(run) if merged else [run]
+    outcomes = final_outcomes(store, [r.id for r in chain])
+    categories = _tallies(outcomes.values())
+    return _Side(
+        figures=_figures(run, len(chain), outcomes.values(), categories.values()),
+        categories=categories,
+        outcomes=outcomes,
+    )
+
+
+def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
+    """Passed, counted and errors per category."""
+    counts = Counter((o.category, o.verdict) for o in outcomes)
+    return {
+        name: _Tally(
+            passed=counts[name, "passed"],
+            counted=sum(counts[name, verdict] for verdict in COUNTED_VERDICTS),
+            errors=counts[name, "error"],
+        )
+        for name in sorted({name for name, _ in counts})
+    }
+
+
+def _figures(
+    run: RunRecord, merged_runs: int, outcomes: Collection[Outcome], tallies: Collection[_Tally]
+) -> RunFigures:
+    """The run's figures as its report's summary gives them (report/build.py's `summarise`),
+    from its final outcomes and their tallies per category."""
+    passed, counted = sum(t.passed for t in tallies), sum(t.counted for t in tallies)
+    counted_turns = sum(o.turns for o in outcomes if o.verdict in COUNTED_VERDICTS)
+    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+    durations = [o.duration_sec for o in outcomes]
+    partial, scope = run_scope(run.parent_run_id, run.settings, merged_runs)
+    return RunFigures(
+        id=run.id,
+        agent=run.agent_name,
+        commit=run.agent_commit,
+        dirty=run.agent_dirty,
+        benchmark=BenchmarkIdentity(
+            name=run.benchmark_name,
+            version=run.benchmark_version,
+            hash=run.benchmark_hash,
+            provenance=run.settings.get(PROVENANCE_SETTING),
+        ),
+        started_at=run.started_at,
+        status=run.status,
+        accuracy=_ratio(passed, counted),
+        accuracy_ci95=wilson_interval(passed, counted),
+        passed=passed,
+        counted=counted,
+        errors=sum(t.errors for t in tallies),
+        attempt_count=len(outcomes),
+        cost_usd=sum(costs) if costs else None,
+        avg_turns=_ratio(counted_turns, counted),
+        p50_sec=percentile(durations, 50),
+        total_attempt_sec=sum(durations),
+        partial=partial,
+        scope=scope,
+    )
+
+
+def _ratio(numerator: float, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
 
 
 def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
@@ -106,26 +196,29 @@ def _profile(run: RunRecord) -> str:
     return str(run.settings.get("profile") or "full")
 
 
-def run_scope(run: RunInfo) -> tuple[bool, str]:
+def run_scope(
+    parent_run_id: str | None, settings: Mapping[str, Any], merged_runs: int
+) -> tuple[bool, str]:
     """Whether the run covered only part of its benchmark, and what it covered: a rerun of some
     attempts (unless merged with the runs it re-ran), a profile, filters, a limit."""
     parts = []
-    if run.parent_run_id and len(run.merged_runs) < 2:
-        parts.append(f"rerun of {run.parent_run_id[:8]}")
-    if run.settings.get("profile"):
-        parts.append(f"profile {run.settings['profile']}")
-    filters = run.settings.get("filters") or []
+    if parent_run_id and merged_runs < 2:
+        parts.append(f"rerun of {parent_run_id[:8]}")
+    if settings.get("profile"):
+        parts.append(f"profile {settings['profile']}")
+    filters = settings.get("filters") or []
     if filters:
         parts.append("filter " + " ".join(str(f) for f in filters))
-    if run.settings.get("limit"):
-        parts.append(f"limit {run.settings['limit']}")
-    merged = f" (merged over {len(run.merged_runs)} runs)" if len(run.merged_runs) > 1 else ""
+    if settings.get("limit"):
+        parts.append(f"limit {settings['limit']}")
+    merged = f" (merged over {merged_runs} runs)" if merged_runs > 1 else ""
     return bool(parts), ("; ".join(parts) or "all scenarios") + merged
 
 
 def run_figures(report: RunReport) -> RunFigures:
+    """A report's figures, as a comparison gives them (for `history`)."""
     run, summary = report.run, report.summary
-    partial, scope = run_scope(run)
+    partial, scope = run_scope(run.parent_run_id, run.settings, len(run.merged_runs))
     return RunFigures(
         id=run.id,
         agent=run.agent.name,
@@ -149,50 +242,27 @@ def run_figures(report: RunReport) -> RunFigures:
     )
 
 
-def _candidate(
-    baseline: RunReport,
-    before: dict[Key, AttemptRecord],
-    report: RunReport,
-    after: dict[Key, AttemptRecord],
-    alpha: float,
-) -> CandidateComparison:
-    table = {"both_passed": 0, "pass_to_fail": 0, "fail_to_pass": 0, "both_failed": 0}
-    errors = {"both_errored": 0, "counted_to_error": 0, "pass_to_error": 0, "error_to_counted": 0}
-    for key, attempt in before.items():
-        other = after.get(key)
-        if other is None:
-            continue
-        if _counted(attempt) and _counted(other):
-            table[_cell(attempt.verdict == "passed", other.verdict == "passed")] += 1
-        elif _counted(attempt):
-            errors["counted_to_error"] += 1
-            errors["pass_to_error"] += attempt.verdict == "passed"
-        elif _counted(other):
-            errors["error_to_counted"] += 1
-        else:
-            errors["both_errored"] += 1
+def _candidate(baseline: _Side, side: _Side, alpha: float) -> CandidateComparison:
+    table, errors = _pair_counts(baseline.outcomes, side.outcomes)
     paired = sum(table.values())
     b, c = table["pass_to_fail"], table["fail_to_pass"]
-    p_value = mcnemar_exact(b, c)
     regression = significantly_more(b, c, alpha)
     # The error rate's paired change: new errors against errors gone.
     new, gone, both = errors["counted_to_error"], errors["error_to_counted"], errors["both_errored"]
     compared = paired + new + gone + both
-    error_p = mcnemar_exact(new, gone)
     error_rise = significantly_more(new, gone, alpha)
     # Accuracy again, with the new errors counted as failures (the baseline's errors stay out).
     worst_b = b + errors["pass_to_error"]
-    worst_p = mcnemar_exact(worst_b, c)
     hidden = not regression and significantly_more(worst_b, c, alpha)
     return CandidateComparison(
-        run=run_figures(report),
+        run=side.figures,
         paired=paired,
         **table,
         accuracy_delta=(c - b) / paired if paired else None,
         accuracy_delta_ci95=paired_difference_interval(
             table["both_passed"], b, c, table["both_failed"]
         ),
-        mcnemar_p=p_value,
+        mcnemar_p=mcnemar_exact(b, c),
         significant_regression=regression,
         significant_improvement=significantly_more(c, b, alpha),
         compared=compared,
@@ -203,22 +273,50 @@ def _candidate(
         error_to_counted=gone,
         error_rate_delta=(new - gone) / compared if compared else None,
         error_rate_delta_ci95=paired_difference_interval(both, gone, new, paired),
-        error_p=error_p,
+        error_p=mcnemar_exact(new, gone),
         significant_error_rise=error_rise,
-        errors_as_failures_p=worst_p,
+        errors_as_failures_p=mcnemar_exact(worst_b, c),
         errors_hide_regression=hidden,
         regression=regression or error_rise or hidden,
-        categories=_category_deltas(baseline, report),
-        cost_delta_usd=_delta(report.summary.cost_usd, baseline.summary.cost_usd),
-        avg_turns_delta=_delta(report.summary.avg_turns, baseline.summary.avg_turns),
-        p50_sec_delta=_delta(report.summary.durations.p50_sec, baseline.summary.durations.p50_sec),
-        total_attempt_sec_delta=report.summary.durations.total_attempt_sec
-        - baseline.summary.durations.total_attempt_sec,
+        categories=_category_deltas(baseline.categories, side.categories),
+        **_run_deltas(baseline.figures, side.figures),
     )
 
 
-def _counted(attempt: AttemptRecord) -> bool:
-    return attempt.verdict in COUNTED_VERDICTS
+def _pair_counts(
+    before: Mapping[Key, Outcome], after: Mapping[Key, Outcome]
+) -> tuple[dict[str, int], dict[str, int]]:
+    """The 2x2 table of the pairs counted in both runs, and the pairs with an error on a side."""
+    table = {"both_passed": 0, "pass_to_fail": 0, "fail_to_pass": 0, "both_failed": 0}
+    errors = {"both_errored": 0, "counted_to_error": 0, "pass_to_error": 0, "error_to_counted": 0}
+    for key, outcome in before.items():
+        other = after.get(key)
+        if other is None:
+            continue
+        counted_before, counted_after = _counted(outcome), _counted(other)
+        if counted_before and counted_after:
+            table[_cell(outcome.verdict == "passed", other.verdict == "passed")] += 1
+        elif counted_before:
+            errors["counted_to_error"] += 1
+            errors["pass_to_error"] += outcome.verdict == "passed"
+        elif counted_after:
+            errors["error_to_counted"] += 1
+        else:
+            errors["both_errored"] += 1
+    return table, errors
+
+
+def _run_deltas(before: RunFigures, after: RunFigures) -> dict[str, float | None]:
+    return {
+        "cost_delta_usd": _delta(after.cost_usd, before.cost_usd),
+        "avg_turns_delta": _delta(after.avg_turns, before.avg_turns),
+        "p50_sec_delta": _delta(after.p50_sec, before.p50_sec),
+        "total_attempt_sec_delta": after.total_attempt_sec - before.total_attempt_sec,
+    }
+
+
+def _counted(outcome: Outcome) -> bool:
+    return outcome.verdict in COUNTED_VERDICTS
 
 
 def _cell(passed_before: bool, passed_after: bool) -> str:
@@ -231,40 +329,62 @@ def _delta(after: float | None, before: float | None) -> float | None:
     return None if after is None or before is None else after - before
 
 
-def _category_deltas(baseline: RunReport, report: RunReport) -> dict[str, CategoryDelta]:
+def _category_deltas(
+    baseline: Mapping[str, _Tally], run: Mapping[str, _Tally]
+) -> dict[str, CategoryDelta]:
     deltas = {}
-    for name in sorted({*baseline.categories, *report.categories}):
-        before, after = baseline.categories.get(name), report.categories.get(name)
+    for name in sorted({*baseline, *run}):
+        before, after = baseline.get(name), run.get(name)
+        accuracy = _ratio(after.passed, after.counted) if after else None
+        baseline_accuracy = _ratio(before.passed, before.counted) if before else None
         deltas[name] = CategoryDelta(
-            baseline_raw=before.raw if before else None,
-            raw=after.raw if after else None,
-            baseline_accuracy=before.accuracy if before else None,
-            accuracy=after.accuracy if after else None,
-            delta=_delta(after.accuracy if after else None, before.accuracy if before else None),
+            baseline_raw=f"{before.passed}/{before.counted}" if before else None,
+            raw=f"{after.passed}/{after.counted}" if after else None,
+            baseline_accuracy=baseline_accuracy,
+            accuracy=accuracy,
+            delta=_delta(accuracy, baseline_accuracy),
             baseline_errors=before.errors if before else None,
             errors=after.errors if after else None,
         )
     return deltas
 
 
-def _rows(outcomes: list[dict[Key, AttemptRecord]]) -> list[ScenarioRow]:
-    rows = []
-    for key in sorted(set().union(*outcomes)):
-        attempts = [attempts.get(key) for attempts in outcomes]
-        known = next(a for a in attempts if a is not None)
-        rows.append(
-            ScenarioRow(
-                scenario_id=key[0],
-                epoch=key[1],
-                category=known.category,
-                verdicts=[a.verdict if a else None for a in attempts],
-                flips=[_flip(attempts[0], other) for other in attempts[1:]],
-            )
-        )
-    return sorted(rows, key=_row_order)
+def _rows(
+    outcomes: list[dict[Key, Outcome]], list_unchanged: bool
+) -> tuple[list[ScenarioRow], int]:
+    """The rows to list, flips first, and how many rows have the same verdict in every run."""
+    every = set().union(*outcomes)
+    changed = _changed(outcomes)
+    listed = every if list_unchanged else changed
+    rows = [_row(key, [by_key.get(key) for by_key in outcomes]) for key in listed]
+    return sorted(rows, key=_row_order), len(every) - len(changed)
 
 
-def _flip(before: AttemptRecord | None, after: AttemptRecord | None) -> str | None:
+def _changed(outcomes: list[dict[Key, Outcome]]) -> set[Key]:
+    """The (scenario, epoch) rows whose verdict differs from the baseline's in a run, or that are
+    missing from a run (one pass over each run: at 100,000 rows most are unchanged)."""
+    baseline, changed = outcomes[0], set()
+    for run in outcomes[1:]:
+        changed.update(run.keys() - baseline.keys())
+        for key, outcome in baseline.items():
+            twin = run.get(key)
+            if twin is None or twin.verdict != outcome.verdict:
+                changed.add(key)
+    return changed
+
+
+def _row(key: Key, found: list[Outcome | None]) -> ScenarioRow:
+    category = next(outcome.category for outcome in found if outcome is not None)
+    return ScenarioRow(
+        scenario_id=key[0],
+        epoch=key[1],
+        category=category,
+        verdicts=[outcome.verdict if outcome else None for outcome in found],
+        flips=[_flip(found[0], other) for other in found[1:]],
+    )
+
+
+def _flip(before: Outcome | None, after: Outcome | None) -> str | None:
     if before is None or after is None or not (_counted(before) and _counted(after)):
         return None
     passed_before, passed_after = before.verdict == "passed", after.verdict == "passed"

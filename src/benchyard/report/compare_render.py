@@ -10,10 +10,11 @@ from benchyard.report.render import interval, md_cell, money, percent
 from benchyard.report.stats import significantly_more
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 
 FLIP_MARKS = {"pass_to_fail": "pass → fail", "fail_to_pass": "fail → pass", None: ""}
 ERROR_MARKS = {(False, True): "(new)", (True, False): "(was error)"}
+CONTROLS = dict.fromkeys([*range(0x20), *range(0x7F, 0xA0)], "?")  # escapes, bells, CR: shown as ?
 
 
 def _commit(run: RunFigures) -> str:
@@ -168,6 +169,17 @@ def scenario_rows(
     return header, rows
 
 
+def unchanged_note(comparison: Comparison) -> str | None:
+    """The line that stands for the unchanged rows left out of the scenarios, if any were."""
+    count = comparison.unchanged
+    if comparison.unchanged_listed or not count:
+        return None
+    rows = "row" if count == 1 else "rows"
+    return (
+        f"{count:,} unchanged {rows} (the same verdict in every run) not listed; --all lists them"
+    )
+
+
 def _error_mark(before: str | None, after: str | None) -> str:
     """'(new)' on a new error, '(was error)' on a verdict where the baseline had an error."""
     if before is None or after is None:
@@ -192,7 +204,8 @@ def comparison_markdown(comparison: Comparison, flips_only: bool = False) -> str
         "",
         *_md_table(*scenario_rows(comparison, flips_only)),
     ]
-    return "\n".join(lines) + "\n"
+    note = unchanged_note(comparison)
+    return "\n".join(lines + (["", note] if note else [])) + "\n"
 
 
 def history_markdown(points: list[RunFigures]) -> str:
@@ -258,12 +271,42 @@ def rich_table(title: str, header: list[str], rows: list[list[str]]) -> Renderab
     return table
 
 
+class PlainTable:
+    """A table as aligned lines of plain text, for the thousands of rows a comparison of large runs
+    can list: a Rich table measures and wraps every cell, which takes seconds there."""
+
+    def __init__(self, title: str, header: list[str], rows: list[list[str]]) -> None:
+        from rich.cells import cell_len
+
+        cells = [[cell.translate(CONTROLS) for cell in row] for row in [header, *rows]]
+        widths = [max(map(cell_len, column)) for column in zip(*cells, strict=True)]
+        rule = ["─" * width for width in widths]
+        self.lines = [title, *(_aligned(row, widths) for row in [cells[0], rule, *cells[1:]])]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        for line in self.lines:
+            yield Segment(line + "\n")
+
+
+def _aligned(cells: list[str], widths: list[int]) -> str:
+    from rich.cells import cell_len
+
+    padded = (
+        cell + " " * (width - cell_len(cell)) for cell, width in zip(cells, widths, strict=True)
+    )
+    return "  ".join(padded).rstrip()
+
+
 def comparison_rich(comparison: Comparison, flips_only: bool = False) -> list[RenderableType]:
     from rich.text import Text
 
+    note = unchanged_note(comparison)
     return [
         *(Text(verdict_line(c, comparison.alpha)) for c in comparison.candidates),
         rich_table("runs", *summary_rows(comparison)),
         rich_table("categories", *category_rows(comparison)),
-        rich_table("scenarios (flips first)", *scenario_rows(comparison, flips_only)),
+        PlainTable("scenarios (flips first)", *scenario_rows(comparison, flips_only)),
+        *([Text(note)] if note else []),
     ]

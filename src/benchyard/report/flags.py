@@ -8,13 +8,15 @@ three-turn conversation answered in three turns has none), against the run's med
 from __future__ import annotations
 
 import statistics
-from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
-from benchyard.checks.patch_scan import SUSPICIOUS_PATCH
 from benchyard.report.model import ReviewFlag
 from benchyard.runner.failures import COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord
+
+# The note checks/patch_scan.py starts a check's reason with, kept here as a value (as
+# store/browse.py does) so that a report does not import the patch scanner; a test pins the two.
+SUSPICIOUS_PATCH = "suspicious patch: "
 
 LONG_FACTOR = 2.0  # extra turns over this many times the run's median extra turns...
 LONG_FLOOR = 1.0  # ... a median under this counting as this (a run of one-turn answers)
@@ -47,22 +49,32 @@ def review_flags(
     """Flags over the final attempts of a run, ordered by scenario and epoch."""
     counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
     median = median_extra_turns(counted)
-    flags = []
+    flags = [long_flag(a, median) for a in attempts if is_long(a, median)]
     for attempt in attempts:
-        if is_long(attempt, median):
-            flags.append(_flag("long", attempt, _long_detail(attempt, median)))
-        flags += _near_threshold(attempt, margin)
-        if attempt.hit_max_turns:
-            flags.append(
-                _flag(
-                    "hit_max_turns",
-                    attempt,
-                    f"wanted another turn after {_turns(attempt.turns)}",
-                )
-            )
-        flags += _suspicious_patch(attempt)
-    flags += _flaky(counted)
+        flags += attempt_flags(attempt, margin)
+    tallies: dict[str, tuple[int, int]] = {}
+    for attempt in counted:
+        passed, total = tallies.get(attempt.scenario_id, (0, 0))
+        tallies[attempt.scenario_id] = (passed + (attempt.verdict == "passed"), total + 1)
+    return sorted_flags(flags + flaky_flags(tallies))
+
+
+def sorted_flags(flags: list[ReviewFlag]) -> list[ReviewFlag]:
     return sorted(flags, key=lambda f: (f.scenario_id, f.epoch or 0, f.kind))
+
+
+def long_flag(attempt: AttemptRecord, median_extra: float) -> ReviewFlag:
+    return _flag("long", attempt, _long_detail(attempt, median_extra))
+
+
+def attempt_flags(attempt: AttemptRecord, margin: float = NEAR_MARGIN) -> list[ReviewFlag]:
+    """The flags of one attempt that no other attempt decides: a score near its threshold, a
+    turn wanted past max_turns, a patch that changes the test machinery."""
+    flags = _near_threshold(attempt, margin)
+    if attempt.hit_max_turns:
+        detail = f"wanted another turn after {_turns(attempt.turns)}"
+        flags.append(_flag("hit_max_turns", attempt, detail))
+    return flags + _suspicious_patch(attempt)
 
 
 def _turns(count: int) -> str:
@@ -111,21 +123,17 @@ def _suspicious_patch(attempt: AttemptRecord) -> list[ReviewFlag]:
     return []
 
 
-def _flaky(counted: Sequence[AttemptRecord]) -> list[ReviewFlag]:
-    by_scenario: dict[str, list[AttemptRecord]] = defaultdict(list)
-    for attempt in counted:
-        by_scenario[attempt.scenario_id].append(attempt)
-    flags = []
-    for scenario_id, epochs in by_scenario.items():
-        passed = sum(1 for a in epochs if a.verdict == "passed")
-        if 0 < passed < len(epochs):
-            flags.append(
-                ReviewFlag(
-                    kind="flaky",
-                    scenario_id=scenario_id,
-                    epoch=None,
-                    attempt_id=None,
-                    detail=f"passed {passed} of {len(epochs)} epochs",
-                )
-            )
-    return flags
+def flaky_flags(tallies: Mapping[str, tuple[int, int]]) -> list[ReviewFlag]:
+    """A flag per scenario that passed some of its counted epochs but not all: `tallies` maps
+    each scenario to (passed, counted)."""
+    return [
+        ReviewFlag(
+            kind="flaky",
+            scenario_id=scenario_id,
+            epoch=None,
+            attempt_id=None,
+            detail=f"passed {passed} of {counted} epochs",
+        )
+        for scenario_id, (passed, counted) in tallies.items()
+        if 0 < passed < counted
+    ]

@@ -338,5 +338,14 @@ class Comparison(ReportModel):
     baseline: RunFigures
     candidates: list[CandidateComparison]
     scenarios: list[ScenarioRow] = Field(
-        description="Pass-to-fail flips first, then fail-to-pass, then the rest."
+        description="Pass-to-fail flips first, then fail-to-pass, then the rest; the unchanged "
+        "rows only when unchanged_listed."
+    )
+    unchanged: int = Field(
+        default=0,
+        description="Rows with the same verdict in every run (listed in scenarios only when "
+        "unchanged_listed).",
+    )
+    unchanged_listed: bool = Field(
+        default=True, description="Whether scenarios lists the unchanged rows too (--all)."
     )

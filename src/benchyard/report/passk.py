@@ -8,7 +8,7 @@ pass^k = C(c, k) / C(n, k) (all k attempts pass).
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from math import comb
 
 from benchyard.report.model import PassAtK, RepeatedAttempts, ScenarioSuccesses
@@ -46,6 +46,14 @@ def repeated_attempts(attempts: Iterable[AttemptRecord]) -> RepeatedAttempts | N
             tally = counts[attempt.scenario_id]
             tally[0] += attempt.verdict == "passed"
             tally[1] += 1
+    return repeated_from_tallies(epochs, counts)
+
+
+def repeated_from_tallies(
+    epochs: Mapping[str, int], counts: Mapping[str, Sequence[int]]
+) -> RepeatedAttempts | None:
+    """`repeated_attempts` from its tallies: the attempts of each scenario, and (passed,
+    counted) of each scenario with a counted attempt."""
     if not epochs or max(epochs.values()) < 2:
         return None
     by_k = []

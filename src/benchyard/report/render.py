@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchyard.importers.metrics import metric_lines
-from benchyard.report.model import CategoryCounts, RunReport
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the helpers (plural, shorten, ...) load neither the models nor importers
     from rich.console import RenderableType
+
+    from benchyard.report.model import CategoryCounts, RunReport
 
 CAUSE_CHARS = 240
 
@@ -98,6 +97,8 @@ def failure_label(verdict: str, failure_kind: str | None) -> str:
 def to_markdown(reports: list[RunReport]) -> str:
     """One summary row per run with per-category raw counts (and errors beside accuracy), then each
     run's categories and failures with causes."""
+    from benchyard.importers.metrics import metric_lines
+
     categories = sorted({name for report in reports for name in report.categories})
     header = [
         "run",
@@ -225,6 +226,8 @@ def _epoch(epoch: int | None) -> str:
 def to_rich(report: RunReport) -> list[RenderableType]:
     from rich.table import Table
     from rich.text import Text
+
+    from benchyard.importers.metrics import metric_lines
 
     summary = report.summary
     run = report.run

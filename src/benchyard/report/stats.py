@@ -38,9 +38,13 @@ def mcnemar_exact(pass_to_fail: int, fail_to_pass: int) -> float:
     discordant = pass_to_fail + fail_to_pass
     if discordant == 0:
         return 1.0
-    smaller = min(pass_to_fail, fail_to_pass)
-    tail = sum(math.comb(discordant, i) for i in range(smaller + 1)) / float(2**discordant)
-    return min(1.0, 2 * tail)
+    # P(X <= smaller) in exact integers: C(n, i + 1) = C(n, i) * (n - i) / (i + 1), and one
+    # correctly rounded division at the end (2**n overflows a float past n = 1023).
+    term = tail = 1
+    for i in range(min(pass_to_fail, fail_to_pass)):
+        term = term * (discordant - i) // (i + 1)
+        tail += term
+    return min(1.0, 2 * tail / (1 << discordant))
 
 
 def significantly_more(more: int, than: int, alpha: float) -> bool:

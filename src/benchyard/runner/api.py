@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import AgentConfigError, build_agent
+from benchyard.checks.judge_types import JUDGE_CHECK_TYPES
 from benchyard.config import ProjectConfig
 from benchyard.runner.execute import RunObserver, RunSettings, new_run
 from benchyard.runner.failures import AttemptFailure, FailureKind
@@ -171,8 +172,6 @@ def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt
 
 def _refuse_judge_checks(plan: list[PlannedAttempt]) -> None:
     """Judge checks cannot run without a judge model: say so before anything runs."""
-    from benchyard.checks.judge import JUDGE_CHECK_TYPES
-
     for planned in plan:
         judged = [c.type for c in planned.scenario.checks if c.type in JUDGE_CHECK_TYPES]
         if judged:

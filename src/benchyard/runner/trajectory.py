@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from benchyard.store.outputs import prefix_of
 
 EventKind = str  # "message" | "tool_call" | "tool_result" | "error" | "log"
 
@@ -39,15 +42,33 @@ def message(role: str, content: str, **extra: Any) -> Event:
     return Event(kind="message", role=role, content=content, **extra)
 
 
-def encode(events: list[Event]) -> bytes:
-    """Compress a trajectory for the store."""
-    return zlib.compress(json.dumps([event.to_dict() for event in events]).encode(), 6)
+def encode(events: list[Event], sources: Sequence[str | None] = ()) -> bytes:
+    """Compress a trajectory for the store; an event's content that is the start of one of
+    `sources` (the attempt's stdout, its answer) is stored as a reference to it."""
+    encoded = []
+    for event in events:
+        raw = event.to_dict()
+        content = raw.get("content", "")
+        for index, source in enumerate(sources):
+            if prefix_of(source, content):
+                raw["content_ref"] = [index, len(raw.pop("content"))]
+                break
+        encoded.append(raw)
+    return zlib.compress(json.dumps(encoded).encode(), 6)
 
 
-def decode(blob: bytes | None) -> list[Event]:
+def decode(blob: bytes | None, sources: Sequence[str | None] = ()) -> list[Event]:
+    """A stored trajectory, with the same `sources` as it was encoded with."""
     if not blob:
         return []
-    return [Event.from_dict(raw) for raw in json.loads(zlib.decompress(blob))]
+    events = []
+    for raw in json.loads(zlib.decompress(blob)):
+        reference = raw.pop("content_ref", None)
+        if reference is not None:
+            index, length = reference
+            raw["content"] = (sources[index] or "")[:length]
+        events.append(Event.from_dict(raw))
+    return events
 
 
 JUDGE_SOURCE = "judge"

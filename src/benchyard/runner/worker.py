@@ -190,10 +190,12 @@ class Worker:
 
     async def serve(self, preclaimed: list[ClaimedAttempt] | None = None) -> None:
         """Execute attempts until there is nothing left (in drain mode, or for `preclaimed`
-        attempts of an inline run) or until cancelled; finished tries are written either way."""
+        attempts of an inline run, which it empties) or until cancelled; finished tries are
+        written either way."""
         if preclaimed is not None:
             self.claiming = False
             self.pending.extend(preclaimed)
+            preclaimed.clear()  # held once, by `pending`, which lets each go as it starts
         self._claim_lock = asyncio.Lock()
         if self.claiming:
             self.hooks.start(schedules=True)
@@ -371,12 +373,14 @@ async def execute_run(
         observer = gate.observe(observer or _NoObserver())
     worker = Worker(store, options, observer, executor=executor)
     worker.gate = gate
-    attempts = [(planned.scenario.id, planned.epoch) for planned in plan]
     claimed = worker.queue.enqueue(
-        run, attempts, holder=worker.identity, lease_sec=options.lease_sec
+        run,
+        [(planned.scenario.id, planned.epoch) for planned in plan],
+        holder=worker.identity,
+        lease_sec=options.lease_sec,
     )
     try:
-        worker.adopt(run, benchmark, agent, settings, {scenario_id for scenario_id, _ in attempts})
+        worker.adopt(run, benchmark, agent, settings, {planned.scenario.id for planned in plan})
         await worker.serve(claimed)
     finally:
         paused = False

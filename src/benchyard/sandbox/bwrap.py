@@ -27,6 +27,7 @@ failed by a marker the shell inside writes just before it runs the command.
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import contextlib
 import functools
@@ -62,6 +63,9 @@ DROP_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 SETPRIV = "/usr/bin/setpriv"
 PROBE_TIMEOUT_SEC = 10.0
 STDERR_TAIL_CHARS = 300
+# bwrap's own processes in the command's cgroup (its monitor and the namespace's init), allowed on
+# top of the scenario's process limit.
+BWRAP_PROCESSES = 2
 
 
 @dataclass(frozen=True)
@@ -103,7 +107,7 @@ class BubblewrapSandbox:
     def probe(self) -> None:
         """Start one empty sandbox, so that a machine where bwrap cannot work says so up front."""
         argv = [*self._namespace_args(), *self.system, *self.shown]
-        argv += ["--", *self._inner_shell(None, None)]
+        argv += ["--", *self._inner_shell(None, limited=False)]
         try:
             done = subprocess.run(
                 [*argv, "/bin/true"],
@@ -134,12 +138,13 @@ class BubblewrapSandbox:
         timeout_sec: float,
         output_cap_bytes: int,
     ) -> ProcessOutcome:
-        cgroup = self._new_cgroup()
+        cgroup = await self._new_cgroup()
         ready_read, ready_write = os.pipe()
         try:
             command = [
-                *self._bwrap_args(workdir, io_dir, cgroup),
-                *self._inner_shell(ready_write, cgroup),
+                *_enter_cgroup(cgroup),
+                *self._bwrap_args(workdir, io_dir),
+                *self._inner_shell(ready_write, limited=cgroup is not None),
                 *argv,
             ]
             outcome = await run_command(
@@ -165,11 +170,19 @@ class BubblewrapSandbox:
         outcome.limit_hit = limit_hit
         return outcome
 
-    def _new_cgroup(self) -> Cgroup | None:
+    async def _new_cgroup(self) -> Cgroup | None:
+        """The command's cgroup, made in a worker thread: mkdir in a cgroup hierarchy waits on a
+        kernel lock that every sandbox starting or ending takes, and would stall the loop."""
         if self.cgroups is None:
             return None
+        making = asyncio.ensure_future(
+            asyncio.to_thread(self.cgroups.create, self.request.limits, BWRAP_PROCESSES)
+        )
         try:
-            return self.cgroups.create(self.request.limits)
+            return await asyncio.shield(making)
+        except asyncio.CancelledError:
+            making.add_done_callback(_remove_abandoned)
+            raise
         except OSError as error:
             raise AttemptFailure(
                 FailureKind.SANDBOX_START, f"could not create the sandbox's cgroup: {error}"
@@ -191,7 +204,7 @@ class BubblewrapSandbox:
             args += ["--share-net"]
         return args
 
-    def _bwrap_args(self, workdir: Path, io_dir: Path, cgroup: Cgroup | None) -> list[str]:
+    def _bwrap_args(self, workdir: Path, io_dir: Path) -> list[str]:
         size = str(self.request.limits.memory_mb * 1024 * 1024)
         args = [*self._namespace_args(), *self.system, "--dev", "/dev", "--proc", "/proc"]
         for private, mode in TMPFS_DIRS:
@@ -200,23 +213,19 @@ class BubblewrapSandbox:
         if self.request.network:
             for directory in DNS_DIRS:
                 args += ["--ro-bind-try", directory, directory]
-        # The cgroup's procs files only: its limits stay read-only, like the rest of /sys.
         made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
-        for writable in (workdir, io_dir, *(cgroup.procs_files if cgroup else ())):
+        for writable in (workdir, io_dir):
             args += parent_dirs_args(writable, made)
             args += ["--bind", str(writable), str(writable)]
         return [*args, "--remount-ro", "/", "--chdir", str(workdir), "--"]
 
-    def _inner_shell(self, ready_fd: int | None, cgroup: Cgroup | None) -> list[str]:
-        """`sh -c` that moves itself into the cgroup (writing 0 moves the writer; only this cgroup
-        is writable in the sandbox, and only to move in), sets the per-process limits, writes the
-        started marker, drops to the sandbox user (benchyard as root) and becomes the command."""
+    def _inner_shell(self, ready_fd: int | None, *, limited: bool) -> list[str]:
+        """`sh -c` that sets the per-process limits (also memory and processes unless a cgroup
+        holds the sandbox: `limited`), writes the started marker, drops to the sandbox user
+        (benchyard as root) and becomes the command."""
         lines = ["set -e"]
-        lines += (
-            [f"echo 0 > {shlex.quote(str(path))}" for path in cgroup.procs_files] if cgroup else []
-        )
         lines += ulimit_lines(
-            self.request.limits, address_space=cgroup is None, process_count=cgroup is None
+            self.request.limits, address_space=not limited, process_count=not limited
         )
         if ready_fd is not None:
             lines.append(f"printf x > /proc/self/fd/{ready_fd}")
@@ -255,6 +264,23 @@ def _shown_args(host: HostPaths) -> list[str]:
         elif sealed.exists():
             args += ["--ro-bind", "/dev/null", str(sealed)]
     return args
+
+
+def _enter_cgroup(cgroup: Cgroup | None) -> list[str]:
+    """A shell, outside the sandbox, that moves itself into the command's cgroup (writing 0 moves
+    the writer) and becomes bwrap: everything bwrap starts is born inside the cgroup, and the
+    sandbox has no cgroup file at all (bound in, each would be one more mount, and every mount
+    slows every sandbox starting at the same time)."""
+    if cgroup is None:
+        return []
+    lines = ["set -e", *(f"echo 0 > {shlex.quote(str(path))}" for path in cgroup.procs_files)]
+    return ["/bin/sh", "-c", "\n".join([*lines, 'exec "$@"']), "sh"]
+
+
+def _remove_abandoned(making: asyncio.Future[Cgroup]) -> None:
+    """Remove a cgroup made for an attempt cancelled meanwhile: nothing ever ran in it."""
+    if not making.cancelled() and making.exception() is None:
+        making.result().kill_and_remove()
 
 
 def _marker_written(ready_read: int) -> bool:

@@ -63,7 +63,7 @@ class Cgroup:
         deadline = time.monotonic() + KILL_WAIT_SEC
         while not self._killed_all() and time.monotonic() < deadline:
             await asyncio.sleep(KILL_POLL_SEC)
-        self._remove()
+        await asyncio.to_thread(self._remove)  # rmdir waits on the kernel's cgroup lock
 
     def _killed_all(self) -> bool:
         """SIGKILL every process inside; True when none was left."""
@@ -106,14 +106,15 @@ class CgroupPool:
             return None
         return cls(version, parents)
 
-    def create(self, limits: ResourceLimits) -> Cgroup:
-        """A fresh cgroup with `limits` applied; raises OSError when it cannot be made."""
+    def create(self, limits: ResourceLimits, own_processes: int = 0) -> Cgroup:
+        """A fresh cgroup with `limits` applied, with room for `own_processes` of the sandbox's
+        own beyond the process limit; raises OSError when it cannot be made."""
         name = uuid.uuid4().hex[:16]
         cgroup = Cgroup(self.version, tuple(parent / name for parent in self.parents), limits)
         try:
             for directory in cgroup.dirs:
                 directory.mkdir()
-            _write_limits(cgroup)
+            _write_limits(cgroup, own_processes)
         except OSError:
             cgroup.kill_and_remove()
             raise
@@ -125,9 +126,9 @@ class CgroupPool:
                 parent.rmdir()
 
 
-def _write_limits(cgroup: Cgroup) -> None:
+def _write_limits(cgroup: Cgroup, own_processes: int) -> None:
     memory_bytes = str(cgroup.limits.memory_mb * 1024 * 1024)
-    pids = str(cgroup.limits.max_processes)
+    pids = str(cgroup.limits.max_processes + own_processes)
     for directory in cgroup.dirs:
         if cgroup.version == 1 and (directory / "memory.limit_in_bytes").exists():
             (directory / "memory.limit_in_bytes").write_text(memory_bytes)

@@ -64,11 +64,17 @@ def parent_dirs_args(path: Path, made: set[Path]) -> list[str]:
     """`--dir` for each directory above `path` not made yet (recorded in `made`)."""
     args: list[str] = []
     for parent in reversed(path.parents):
-        if parent in made or any(parent.is_relative_to(root) for root in SYSTEM_ROOTS):
+        if parent in made or _in_system_root(parent):
             continue
         made.add(parent)
         args += ["--perms", DIRECTORY_MODE, "--dir", str(parent)]
     return args
+
+
+def _in_system_root(path: Path) -> bool:
+    """Whether the absolute `path` lies in one of SYSTEM_ROOTS (by its first component: this
+    runs for every directory above every writable path of every attempt)."""
+    return len(path.parts) > 1 and f"/{path.parts[1]}" in SYSTEM_ROOTS
 
 
 def mounts() -> list[Mount]:

@@ -6,8 +6,11 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 READ_CHUNK = 65536
 DRAIN_AFTER_KILL_SEC = 2.0
@@ -84,26 +87,31 @@ async def run_command(
 ) -> ProcessOutcome:
     """Run `argv` in its own session; at the deadline (or on cancellation) kill its whole tree.
     `pass_fds` stay open in the child under the same numbers."""
-    process = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=cwd,
-        env=env,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-        pass_fds=pass_fds,
-    )
+    process = await _spawn(argv, cwd=cwd, env=env, pass_fds=pass_fds)
+    try:
+        return await _supervise(process, timeout_sec, output_cap_bytes)
+    finally:
+        # A reader cancelled before it started never took its pipe over (closing twice is safe).
+        for pipe in (process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()
+
+
+async def _supervise(
+    process: subprocess.Popen[bytes], timeout_sec: float, output_cap_bytes: int
+) -> ProcessOutcome:
+    """Wait for the process until the deadline, reading its output meanwhile."""
     assert process.stdout is not None and process.stderr is not None
+    exited = _exit_status(process)
     readers = asyncio.gather(
-        read_capped(process.stdout, output_cap_bytes), read_capped(process.stderr, output_cap_bytes)
+        _read_pipe(process.stdout, output_cap_bytes), _read_pipe(process.stderr, output_cap_bytes)
     )
     returncode: int | None = None
     try:
-        returncode = await asyncio.wait_for(process.wait(), timeout_sec)
+        returncode = await asyncio.wait_for(asyncio.shield(exited), timeout_sec)
     except TimeoutError:
         kill_tree(process.pid)
-        await process.wait()
+        await exited
     except asyncio.CancelledError:
         # Reap the killed tree and close the pipes while the loop still runs, so nothing is left
         # for the garbage collector to close after the loop has gone.
@@ -111,8 +119,8 @@ async def run_command(
         readers.cancel()
         with contextlib.suppress(asyncio.CancelledError, OSError):
             await readers
-        with contextlib.suppress(asyncio.CancelledError, OSError):
-            await process.wait()
+        with contextlib.suppress(asyncio.CancelledError):
+            await exited
         raise
     else:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -125,3 +133,90 @@ async def run_command(
         # An escaped descendant still holds a pipe open; give up on the rest of its output.
         stdout, stdout_dropped, stderr, stderr_dropped = b"", 0, b"", 0
     return ProcessOutcome(returncode, stdout, stdout_dropped, stderr, stderr_dropped)
+
+
+async def _spawn(
+    argv: list[str], *, cwd: Path, env: dict[str, str], pass_fds: tuple[int, ...]
+) -> subprocess.Popen[bytes]:
+    """Start `argv` from a worker thread. Popen returns only once the child has exec'd, which
+    takes milliseconds on a loaded machine: in the event loop, every start would hold up every
+    other attempt, and a run of many short or concurrent attempts would start them one by one."""
+    starting = asyncio.ensure_future(
+        asyncio.to_thread(
+            subprocess.Popen,
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            pass_fds=pass_fds,
+        )
+    )
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_abandon)
+        # The start takes milliseconds: let it end before the caller closes what it passed in
+        # `pass_fds` (a number reused meanwhile would be handed to the child).
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.shield(starting)
+        raise
+
+
+def _abandon(starting: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    """Kill the tree of a process whose start was cancelled, once it has started; reap it, and
+    drain its pipes, off the loop."""
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    process = starting.result()
+    kill_tree(process.pid)
+    threading.Thread(target=process.communicate, daemon=True).start()
+
+
+def _exit_status(process: subprocess.Popen[bytes]) -> asyncio.Future[int]:
+    """The process's exit status, without a wait that blocks the loop: the loop watches a pidfd
+    of the process (Linux), else a thread of its own waits (as asyncio's own child watcher does;
+    a thread costs milliseconds to start on a loaded machine)."""
+    loop = asyncio.get_running_loop()
+    status: asyncio.Future[int] = loop.create_future()
+    try:
+        pidfd = os.pidfd_open(process.pid)
+    except (AttributeError, OSError):
+        threading.Thread(target=_wait_in_thread, args=(process, loop, status), daemon=True).start()
+        return status
+
+    def exited() -> None:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
+        _settle(status, process.wait())  # a zombie by now: reaped at once
+
+    loop.add_reader(pidfd, exited)
+    return status
+
+
+def _wait_in_thread(
+    process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, status: asyncio.Future[int]
+) -> None:
+    returncode = process.wait()
+    with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+        loop.call_soon_threadsafe(_settle, status, returncode)
+
+
+def _settle(status: asyncio.Future[int], returncode: int) -> None:
+    if not status.done():
+        status.set_result(returncode)
+
+
+async def _read_pipe(pipe: IO[bytes], cap: int) -> tuple[bytes, int]:
+    """read_capped on one of the child's pipes; the pipe is closed when done or cancelled."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader(loop=loop)
+    transport, _ = await loop.connect_read_pipe(
+        lambda: asyncio.StreamReaderProtocol(reader, loop=loop), pipe
+    )
+    try:
+        return await read_capped(reader, cap)
+    finally:
+        transport.close()

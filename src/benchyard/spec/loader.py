@@ -545,21 +545,20 @@ def _validate_check(
     params: dict[str, Any],
     collector: ProblemCollector,
 ) -> None:
-    from benchyard.checks.registry import check_types
+    from benchyard.checks.registry import check_names, get_check_type
 
-    types = check_types()
+    found = get_check_type(kind)
     prefix: tuple[str | int, ...] = ("checks", index)
-    if kind not in types:
-        hint = difflib.get_close_matches(kind, list(types), n=1)
-        suggestion = (
-            f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(sorted(types))})"
-        )
+    if found is None:
+        known = check_names()
+        hint = difflib.get_close_matches(kind, known, n=1)
+        suggestion = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(known)})"
         path = (*prefix, "type")
         collector.add(
             file, document.line_of(path), path, f"unknown check type '{kind}'{suggestion}"
         )
         return
-    model = types[kind].params
+    model = found.params
     try:
         model.model_validate(params)
     except ValidationError as error:

@@ -10,7 +10,6 @@ together): `long`, `near_threshold`, `hit_max_turns`, `suspicious_patch` and `fl
 from __future__ import annotations
 
 import statistics
-import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -30,7 +29,6 @@ from sqlalchemy import (
 )
 
 from benchyard.errors import BenchyardError
-from benchyard.runner import trajectory as trajectory_codec
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
 from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
@@ -705,14 +703,7 @@ def attempt_tries(store: Store, attempt_id: str) -> list[AttemptRecord]:
 
 
 def _with_evidence(row: Any, checks: Iterable[CheckRecord]) -> AttemptRecord:
-    values = row._asdict()
-    blob, patch = values.pop("trajectory"), values.pop("patch")
-    for key in ("started_at", "finished_at"):
-        values[key] = aware(values[key])
-    record = AttemptRecord(**values, checks=list(checks))
-    record.trajectory = trajectory_codec.decode(blob)
-    record.patch = zlib.decompress(patch).decode() if patch else None
-    return record
+    return attempt_from_row(row, checks, with_evidence=True)
 
 
 # ---- the queue -------------------------------------------------------------------------------

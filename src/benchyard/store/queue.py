@@ -36,6 +36,7 @@ QUEUED, CLAIMED, DONE, CANCELLED = "queued", "claimed", "done", "cancelled"
 OPEN_STATES = (QUEUED, CLAIMED)
 ACTIVE_RUN_STATUSES = ("queued", "running")
 TRANSACTION_TRIES = 5
+ENQUEUE_CHUNK = 1000  # queue rows inserted per statement
 
 q = attempt_queue
 T = TypeVar("T")
@@ -71,7 +72,7 @@ def _node(host: str) -> str:
     return "/".join(parts)[:200]
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class ClaimedAttempt:
     """A queued attempt this worker holds: `tries` were written before (a resumed retry goes on)."""
 
@@ -161,22 +162,22 @@ class Queue:
                 "worker_node": holder.node,
                 "worker_pid": holder.pid,
             }
-        rows = [
-            {
-                "run_id": run.id,
-                "scenario_id": scenario_id,
-                "epoch": epoch,
-                "state": CLAIMED if holder else QUEUED,
-                "tries": 0,
-                "claims": int(holder is not None),
-                **holder_values,
-            }
-            for scenario_id, epoch in attempts
-        ]
+        fixed = {
+            "run_id": run.id,
+            "state": CLAIMED if holder else QUEUED,
+            "tries": 0,
+            "claims": int(holder is not None),
+            **holder_values,
+        }
 
         def body(connection: Connection) -> list[ClaimedAttempt]:
             insert_run(connection, run)
-            connection.execute(insert(q), rows)
+            for start in range(0, len(attempts), ENQUEUE_CHUNK):  # rows built a chunk at a time
+                rows = [
+                    {"scenario_id": scenario_id, "epoch": epoch, **fixed}
+                    for scenario_id, epoch in attempts[start : start + ENQUEUE_CHUNK]
+                ]
+                connection.execute(insert(q), rows)
             if holder is None:
                 return []
             connection.execute(
@@ -184,9 +185,11 @@ class Queue:
                 .where(q.c.run_id == run.id)
                 .values(lease_expires_at=self._later(lease_sec))
             )
-            query = select(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
+            # The run's and the scenarios' own id strings, not a copy per attempt.
+            scenario_ids = {scenario_id: scenario_id for scenario_id, _ in attempts}
+            query = select(q.c.id, q.c.scenario_id, q.c.epoch)
             return [
-                ClaimedAttempt(*row)
+                ClaimedAttempt(row.id, run.id, scenario_ids[row.scenario_id], row.epoch, 0)
                 for row in connection.execute(query.where(q.c.run_id == run.id).order_by(q.c.id))
             ]
 

@@ -87,6 +87,9 @@ attempts = Table(
     Column("answers", JSON(none_as_null=True)),  # every turn's answer of multi-turn attempts
     Column("threshold", Float),  # the scenario's pass threshold on the score, if any
     Column("node", String(200)),  # the machine (and Ray node) the try ran on
+    # stdout, stderr and the answer, zlib-compressed, each once (store/outputs.py); rows from
+    # before it keep them in the text columns above
+    Column("outputs", LargeBinary),
     Index("ix_attempts_run_final", "run_id", "superseded", "scenario_id", "epoch"),
 )
 

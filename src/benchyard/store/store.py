@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Any
@@ -14,6 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.errors import BenchyardError
 from benchyard.runner import trajectory as trajectory_codec
+from benchyard.store import outputs as outputs_codec
 from benchyard.store.engine import (
     OpenedFile,
     StoreUnavailable,
@@ -25,10 +26,15 @@ from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results, runs
 
 LATEST = re.compile(r"^latest(?:~(\d+))?$")
+_EVIDENCE_COLUMNS = ("trajectory", "patch", "outputs")  # compressed blobs
 _ATTEMPT_COLUMNS = tuple(
-    column.name for column in attempts.columns if column.name not in ("trajectory", "patch")
+    column.name for column in attempts.columns if column.name not in _EVIDENCE_COLUMNS
 )
+_STORED_IN_OUTPUTS = ("stdout", "stderr", "answer")  # NULL in new rows: in the `outputs` blob
+_OUTPUT_COLUMNS = ("answer", "answers", "stdout", "stderr")
+_FIGURE_COLUMNS = tuple(name for name in _ATTEMPT_COLUMNS if name not in _OUTPUT_COLUMNS)
 _RUN_FIELDS = tuple(f.name for f in fields(RunRecord))
+STREAM_CHUNK = 500  # attempts read at once by `stream_attempts`
 
 
 class RunNotFound(BenchyardError):
@@ -151,7 +157,7 @@ class Store:
         scenario_id: str | None = None,
     ) -> list[AttemptRecord]:
         """Attempts of a run; `with_evidence` also loads each trajectory and patch (large)."""
-        columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS]
+        columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS] + [attempts.c.outputs]
         if with_evidence:
             columns += [attempts.c.trajectory, attempts.c.patch]
         query = select(*columns).where(attempts.c.run_id == run_id)
@@ -164,6 +170,28 @@ class Store:
             rows = connection.execute(query).all()
             checks = self._checks_for(connection, run_id)
         return [attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
+
+    def stream_attempts(self, run_id: str) -> Iterator[AttemptRecord]:
+        """The final attempts of a run with their checks, ordered by scenario and epoch, read
+        STREAM_CHUNK at a time and without their outputs (answer, answers, stdout, stderr),
+        trajectory or patch: what a run's figures need, in memory that does not grow with it."""
+        query = (
+            select(*(attempts.c[name] for name in _FIGURE_COLUMNS))
+            .where(attempts.c.run_id == run_id, attempts.c.superseded.is_(False))
+            .order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
+        )
+        with self.engine.connect() as connection:
+            result = connection.execution_options(yield_per=STREAM_CHUNK).execute(query)
+            held: AttemptRecord | None = None  # the latest try of an attempt wins, as in reports
+            for rows in result.partitions():
+                checks = _checks_of(connection, [row.id for row in rows])
+                for row in rows:
+                    record = attempt_from_row(row, checks.get(row.id, []))
+                    if held is not None and _key(held) != _key(record):
+                        yield held
+                    held = record
+            if held is not None:
+                yield held
 
     def verdict_counts(self, run_ids: list[str]) -> dict[str, dict[str, int]]:
         """Final attempts per verdict for each run, in one query."""
@@ -196,12 +224,7 @@ class Store:
             .where(attempts.c.run_id == run_id)
             .order_by(check_results.c.attempt_id, check_results.c.position)
         )
-        grouped: dict[str, list[CheckRecord]] = {}
-        for row in connection.execute(query):
-            values = row._asdict()
-            attempt_id = values.pop("attempt_id")
-            grouped.setdefault(attempt_id, []).append(CheckRecord(**values))
-        return grouped
+        return _grouped_checks(connection.execute(query))
 
     def run_chain(self, run: RunRecord) -> list[RunRecord]:
         """The run and its ancestors through `rerun`, oldest first."""
@@ -209,6 +232,28 @@ class Store:
         while chain[0].parent_run_id:
             chain.insert(0, self.get_run(chain[0].parent_run_id))
         return chain
+
+
+def _key(record: AttemptRecord) -> tuple[str, int]:
+    return record.scenario_id, record.epoch
+
+
+def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list[CheckRecord]]:
+    query = (
+        select(check_results)
+        .where(check_results.c.attempt_id.in_(attempt_ids))
+        .order_by(check_results.c.attempt_id, check_results.c.position)
+    )
+    return _grouped_checks(connection.execute(query))
+
+
+def _grouped_checks(rows: Iterable[Row[Any]]) -> dict[str, list[CheckRecord]]:
+    grouped: dict[str, list[CheckRecord]] = {}
+    for row in rows:
+        values = row._asdict()
+        attempt_id = values.pop("attempt_id")
+        grouped.setdefault(attempt_id, []).append(CheckRecord(**values))
+    return grouped
 
 
 def insert_run(connection: Connection, run: RunRecord) -> None:
@@ -221,7 +266,7 @@ def insert_attempts(connection: Connection, records: Sequence[AttemptRecord]) ->
         return
     connection.execute(insert(attempts), [_attempt_row(record) for record in records])
     check_rows = [
-        {"attempt_id": record.id, **{k: _without_nul(v) for k, v in vars(check).items()}}
+        {"attempt_id": record.id, **{k: without_nul(v) for k, v in vars(check).items()}}
         for record in records
         for check in record.checks
     ]
@@ -230,32 +275,48 @@ def insert_attempts(connection: Connection, records: Sequence[AttemptRecord]) ->
 
 
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
-    row = {name: _without_nul(getattr(record, name)) for name in _ATTEMPT_COLUMNS}
-    row["trajectory"] = trajectory_codec.encode(record.trajectory or [])
+    """A try's row: each output stored once (store/outputs.py), the trajectory referring to it."""
+    row = {
+        name: None if name in _STORED_IN_OUTPUTS else without_nul(getattr(record, name))
+        for name in _ATTEMPT_COLUMNS
+    }
+    row["outputs"] = outputs_codec.encode(
+        outputs_codec.Outputs(record.stdout, record.stderr, record.answer)
+    )
+    sources = (record.stdout, record.answer)
+    row["trajectory"] = trajectory_codec.encode(record.trajectory or [], sources)
     row["patch"] = zlib.compress(record.patch.encode()) if record.patch else None
     return row
 
 
-def _without_nul(value: Any) -> Any:
+def without_nul(value: Any) -> Any:
     """Text an agent produced may hold NUL bytes, which PostgreSQL text cannot: U+FFFD instead."""
     if isinstance(value, str):
         return value.replace("\x00", "\ufffd")
     if isinstance(value, list):
-        return [_without_nul(item) for item in value]
+        return [without_nul(item) for item in value]
     return value
 
 
 def attempt_from_row(
     row: Any, checks: Iterable[CheckRecord], with_evidence: bool = False
 ) -> AttemptRecord:
+    """A try from its row; `with_evidence` also decodes its trajectory and patch. Its outputs
+    come from the `outputs` blob when the row has one (rows written before it, from the text
+    columns)."""
     values = row._asdict()
     blob = values.pop("trajectory", None)
     patch = values.pop("patch", None)
+    stored = values.pop("outputs", None)
+    if stored is not None:
+        outputs = outputs_codec.decode(stored)
+        values.update(stdout=outputs.stdout, stderr=outputs.stderr, answer=outputs.answer)
     for key in ("started_at", "finished_at"):
         values[key] = aware(values[key])
     record = AttemptRecord(**values, checks=list(checks))
     if with_evidence:
-        record.trajectory = trajectory_codec.decode(blob)
+        sources = (record.stdout, record.answer)
+        record.trajectory = trajectory_codec.decode(blob, sources)
         record.patch = zlib.decompress(patch).decode() if patch else None
     return record
 

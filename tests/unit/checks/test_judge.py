@@ -14,6 +14,7 @@ import pytest
 from benchyard.checks.base import CheckFailedToRun, CheckResult, Evidence
 from benchyard.providers.fake_server import FakeLLM
 from benchyard.providers.judge import Judge, JudgeConfig
+from benchyard.report.gate import EXIT_NOTHING_GRADED
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import judge_totals, token_totals
 from benchyard.spec.models import Scenario
@@ -187,7 +188,7 @@ def test_an_unparseable_judge_in_a_run_is_retried_and_not_counted(
         result = cli(
             "run", str(bench), "--agent", "model", "--retries", "1", "--retry-backoff", "0.01", "-q"
         )
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == EXIT_NOTHING_GRADED, result.output  # its one attempt is an error
     run = store.resolve_run("latest")
     assert run.settings["judge"]["model"] == "judge-model"
     tries = store.attempts(run.id, include_superseded=True, with_evidence=True)

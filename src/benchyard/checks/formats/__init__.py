@@ -1,6 +1,3 @@
 """Checks that reproduce the official evaluators of published benchmarks (see importers/ and
-docs/importers.md); registered with the built-in checks."""
-
-from benchyard.checks.formats import bfcl, gsm8k, harbor, humaneval, ifeval, mbpp, swebench
-
-__all__ = ["bfcl", "gsm8k", "harbor", "humaneval", "ifeval", "mbpp", "swebench"]
+docs/importers.md). Each is a built-in check listed in checks/registry.py with its own module,
+imported when a benchmark uses it: the package imports none of them."""

@@ -1,0 +1,120 @@
+"""Start-up imports only what the command and its benchmark use (issue 16): a run of a benchmark
+that uses one check type leaves the other check modules and the other commands unimported; a
+store already at the head revision is opened without Alembic."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support import scenario, write_benchmark
+
+# `benchyard ARGS...` in this interpreter; at exit, every imported module's name goes to MODULES.
+WRAPPER = (
+    "import atexit, os, runpy, sys\n"
+    "out = os.environ['MODULES']\n"
+    "atexit.register(lambda: open(out, 'w').write('\\n'.join(sorted(sys.modules))))\n"
+    "sys.argv = ['benchyard', *sys.argv[1:]]\n"
+    "runpy.run_module('benchyard', run_name='__main__', alter_sys=True)\n"
+)
+UNUSED_CHECK_MODULES = (
+    "benchyard.checks.code_exec",
+    "benchyard.checks.formats",
+    "benchyard.checks.json_checks",
+    "benchyard.checks.numeric",
+    "benchyard.checks.python_grader",
+    "benchyard.checks.similarity",
+    "benchyard.checks.static",
+    "benchyard.checks.tests_check",
+    "benchyard.sre.check",
+)
+OTHER_COMMAND_MODULES = (
+    "benchyard.cli.automation_commands",
+    "benchyard.cli.report_commands",
+    "benchyard.cli.web_commands",
+)
+# What a run of an in-process agent, without a schedule, a webhook or a judge, never needs.
+UNUSED_BY_A_PLAIN_RUN = (
+    "benchyard.agents.tool_server",  # a command agent's tools
+    "benchyard.automation.cron",
+    "benchyard.automation.webhooks",
+    "benchyard.checks.judge",
+    "benchyard.checks.patch_scan",
+    "benchyard.providers.http_server",
+    "croniter",
+    "dateutil",
+)
+FORMAT_CHECK_MODULES = tuple(
+    f"benchyard.checks.formats.{name}"
+    for name in ("bfcl", "gsm8k", "harbor", "humaneval", "ifeval", "mbpp", "swebench")
+)
+
+
+def imported_by(args: list[str], cwd: Path) -> set[str]:
+    """The modules `benchyard ARGS...` had imported when it exited (it must exit 0)."""
+    out = cwd / "modules.txt"
+    subprocess.run(
+        [sys.executable, "-c", WRAPPER, *args],
+        cwd=cwd,
+        env={**os.environ, "MODULES": str(out)},
+        check=True,
+        capture_output=True,
+    )
+    return set(out.read_text(encoding="utf-8").split())
+
+
+def test_run_imports_only_the_check_modules_its_benchmark_uses(tmp_path: Path, db_url: str) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1"), scenario("two", "2")])
+    run = ["run", str(bench), "--agent", "oracle", "-q", "--db", db_url]
+
+    modules = imported_by(run, tmp_path)
+
+    assert "benchyard.checks.text" in modules  # the one check type it uses
+    assert sorted(modules.intersection(UNUSED_CHECK_MODULES)) == []
+    assert sorted(modules.intersection(OTHER_COMMAND_MODULES)) == []
+    assert sorted(modules.intersection(UNUSED_BY_A_PLAIN_RUN)) == []
+
+
+def test_a_format_check_imports_its_own_module_only(tmp_path: Path, db_url: str) -> None:
+    checks = [{"type": "gsm8k_answer", "expected": "4"}]
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "#### 4", checks=checks)])
+
+    modules = imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", db_url], tmp_path)
+
+    assert sorted(modules.intersection(FORMAT_CHECK_MODULES)) == ["benchyard.checks.formats.gsm8k"]
+
+
+def test_runs_reads_a_store_at_head_without_alembic_or_the_report_models(
+    tmp_path: Path, db_url: str
+) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1")])
+    imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", db_url], tmp_path)
+
+    modules = imported_by(["runs", "--db", db_url], tmp_path)
+
+    assert "benchyard.cli.report_commands" in modules
+    assert "alembic" not in modules
+    assert "benchyard.report.model" not in modules
+    assert "benchyard.cli.run_commands" not in modules
+    assert "benchyard.automation.webhook_config" not in modules  # no `webhooks:` configured
+
+
+def test_show_renders_a_run_without_the_importers(tmp_path: Path, db_url: str) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1")])
+    imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", db_url], tmp_path)
+
+    modules = imported_by(["show", "latest", "--db", db_url], tmp_path)
+
+    assert "benchyard.report.render" in modules  # for its helpers
+    assert sorted(m for m in modules if m.startswith("benchyard.importers")) == []
+    assert "benchyard.automation.webhook_config" not in modules
+
+
+def test_the_report_looks_for_the_note_the_patch_scan_writes() -> None:
+    """report/flags.py keeps the marker as a value, so that a report does not import the scan."""
+    from benchyard.checks.patch_scan import SUSPICIOUS_PATCH
+    from benchyard.report import flags
+
+    assert flags.SUSPICIOUS_PATCH == SUSPICIOUS_PATCH
