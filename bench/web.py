@@ -10,9 +10,8 @@ and the drawer of an attempt in the middle of the run. Server time is the server
 `Server-Timing` header (request in to response start). Medians of REPEAT repetitions, with their
 spread (min-max). Peak RSS is the server process's VmHWM after its repetition.
 
-The whole is measured twice: on the schema as it is, and with the index the default order, the
-failures and the drawer want (ix_attempts_run_final on attempts (run_id, superseded, scenario_id,
-epoch), not in the schema yet), created on the bench's own store.
+The store is at head: the index the default order, the failures and the drawer want
+(ix_attempts_run_final, migration 0005) is there.
 Run: .venv/bin/python bench/web.py  (BENCH_WEB_SIZES=100,10000 for a quicker look)
 """
 
@@ -34,10 +33,9 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.support import attempt_record, run_record  # noqa: E402
+from synthetic import synthetic_attempt  # noqa: E402
+from tests.support import run_record  # noqa: E402
 
-from benchyard.runner.trajectory import Event  # noqa: E402
-from benchyard.store.records import AttemptRecord, CheckRecord  # noqa: E402
 from benchyard.store.store import Store  # noqa: E402
 
 SIZES = tuple(int(n) for n in os.environ.get("BENCH_WEB_SIZES", "100,10000,100000").split(","))
@@ -45,57 +43,7 @@ REPEAT = int(os.environ.get("BENCH_WEB_REPEAT", "5"))
 BATCH = 5_000
 WARM_UP = 10
 VERDICTS = ("passed", "passed", "failed", "passed", "timeout", "passed", "error", "failed")
-INDEX = "CREATE INDEX ix_attempts_run_final ON attempts (run_id, superseded, scenario_id, epoch)"
 TIMING = re.compile(r"dur=([0-9.]+)")
-
-
-def _attempt(run_id: str, n: int, t0: datetime) -> AttemptRecord:
-    verdict = VERDICTS[n % len(VERDICTS)]
-    passed = verdict == "passed"
-    answer = f"answer {n}: " + "lorem ipsum " * 15
-    return attempt_record(
-        run_id,
-        f"{run_id}{n:016x}",
-        f"scenario-{n:06d}",
-        category=f"category-{n % 8}",
-        verdict=verdict,
-        score=float(passed),
-        answer=answer,
-        stdout=answer,
-        stderr="",
-        cause=None if passed else f"expected {n}, got something else",
-        failure_kind="sandbox_start" if verdict == "error" else None,
-        turns=1 + n % 4,
-        tokens_in=100 + n % 50,
-        tokens_out=20 + n % 30,
-        cost_usd=0.0001 * (1 + n % 7),
-        duration_sec=0.5 + (n * 7919 % 1000) / 100,
-        started_at=t0,
-        finished_at=t0 + timedelta(seconds=1),
-        checks=[
-            CheckRecord(
-                0,
-                "equals",
-                "equals",
-                passed,
-                float(passed),
-                1.0,
-                "matched" if passed else "differs",
-            ),
-            CheckRecord(1, "contains", "contains", n % 3 != 0, float(n % 3 != 0), 1.0, "found"),
-        ],
-        trajectory=[
-            Event(kind="message", role="user", content=f"question {n}", ts=1000.0),
-            Event(
-                kind="message",
-                role="assistant",
-                content=answer,
-                ts=1001.0,
-                tokens_in=100,
-                tokens_out=20,
-            ),
-        ],
-    )
 
 
 def fill(url: str) -> dict[int, tuple[str, str]]:
@@ -117,7 +65,10 @@ def fill(url: str) -> dict[int, tuple[str, str]]:
         )
         for start in range(0, size, BATCH):
             store.record_attempts(
-                [_attempt(run_id, n, t0) for n in range(start, min(size, start + BATCH))]
+                [
+                    synthetic_attempt(run_id, n, VERDICTS[n % len(VERDICTS)], t0)
+                    for n in range(start, min(size, start + BATCH))
+                ]
             )
         made[size] = (run_id, f"{run_id}{size // 2:016x}")
     store.close()
@@ -237,12 +188,7 @@ def main() -> None:
         print(
             f"filled {total:,} attempts ({len(runs)} runs) in {time.perf_counter() - started:.0f} s"
         )
-        measure("schema as it is", url, runs, root)
-        store = Store.open(url)
-        with store.engine.begin() as connection:
-            connection.exec_driver_sql(INDEX)
-        store.close()
-        measure("with ix_attempts_run_final", url, runs, root)
+        measure("store at head (index ix_attempts_run_final, migration 0005)", url, runs, root)
 
 
 if __name__ == "__main__":

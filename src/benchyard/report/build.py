@@ -21,7 +21,7 @@ from benchyard.report.model import (
     RunReport,
     Summary,
 )
-from benchyard.report.stats import percentile, wilson_interval
+from benchyard.report.stats import percentile, ratio, wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.store import Store
@@ -87,12 +87,7 @@ def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInf
     return RunInfo(
         id=run.id,
         status=run.status,
-        benchmark=BenchmarkIdentity(
-            name=run.benchmark_name,
-            version=run.benchmark_version,
-            hash=run.benchmark_hash,
-            provenance=run.settings.get(PROVENANCE_SETTING),
-        ),
+        benchmark=benchmark_identity(run),
         agent=AgentIdentity(
             name=run.agent_name,
             config=run.agent_config,
@@ -223,13 +218,13 @@ class _Tally:
             timeouts=total.timeouts,
             errors=total.errors,
             counted=counted,
-            accuracy=_ratio(total.passed, counted),
+            accuracy=ratio(total.passed, counted),
             accuracy_ci95=wilson_interval(total.passed, counted),
-            error_rate=_ratio(total.errors, total.attempts),
-            accuracy_if_errors_failed=_ratio(total.passed, total.attempts),
+            error_rate=ratio(total.errors, total.attempts),
+            accuracy_if_errors_failed=ratio(total.passed, total.attempts),
             claimed_faults=sums["claimed"],
-            avg_turns=_ratio(sums["turns"], counted),
-            false_positive_rate=_ratio(sums["false_positives"], sums["negatives"]),
+            avg_turns=ratio(sums["turns"], counted),
+            false_positive_rate=ratio(sums["false_positives"], sums["negatives"]),
             negative_count=sums["negatives"],
             retried_tries=retried,
             tokens_in=sums["tokens_in"],
@@ -253,28 +248,16 @@ class _Tally:
         result = {}
         for category in sorted(self.by_category):
             counts = self.by_category[category]
-            passed, counted = counts.passed, counts.counted
-            result[category] = CategoryCounts(
-                passed=passed,
-                counted=counted,
-                errors=counts.errors,
-                timeouts=counts.timeouts,
-                attempts=counts.attempts,
-                raw=f"{passed}/{counted}",
-                accuracy=_ratio(passed, counted),
-                accuracy_ci95=wilson_interval(passed, counted),
+            result[category] = category_figures(
+                counts.passed, counts.counted, counts.errors, counts.timeouts, counts.attempts
             )
         return result
-
-
-def _ratio(numerator: float, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
 
 
 def _check_counts(tallies: dict[str, list[int]]) -> dict[str, CheckCounts]:
     return {
         name: CheckCounts(
-            passed=p, total=t, pass_rate=_ratio(p, t), pass_rate_ci95=wilson_interval(p, t)
+            passed=p, total=t, pass_rate=ratio(p, t), pass_rate_ci95=wilson_interval(p, t)
         )
         for name, (p, t) in sorted(tallies.items())
     }
@@ -290,4 +273,30 @@ def _failure(attempt: AttemptRecord) -> Failure:
         cause=attempt.cause or attempt.verdict,
         attempt_id=attempt.id,
         run_id=attempt.run_id,
+    )
+
+
+def benchmark_identity(run: RunRecord) -> BenchmarkIdentity:
+    """The benchmark a run ran, as its report names it."""
+    return BenchmarkIdentity(
+        name=run.benchmark_name,
+        version=run.benchmark_version,
+        hash=run.benchmark_hash,
+        provenance=run.settings.get(PROVENANCE_SETTING),
+    )
+
+
+def category_figures(
+    passed: int, counted: int, errors: int, timeouts: int, attempts: int
+) -> CategoryCounts:
+    """A category's raw counts with its accuracy and that accuracy's interval."""
+    return CategoryCounts(
+        passed=passed,
+        counted=counted,
+        errors=errors,
+        timeouts=timeouts,
+        attempts=attempts,
+        raw=f"{passed}/{counted}",
+        accuracy=ratio(passed, counted),
+        accuracy_ci95=wilson_interval(passed, counted),
     )

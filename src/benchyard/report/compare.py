@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchyard.errors import BenchyardError
-from benchyard.importers.metrics import PROVENANCE_SETTING
+from benchyard.report.build import benchmark_identity
 from benchyard.report.model import (
-    BenchmarkIdentity,
     CandidateComparison,
     CategoryDelta,
     Comparison,
@@ -36,6 +35,7 @@ from benchyard.report.stats import (
     mcnemar_exact,
     paired_difference_interval,
     percentile,
+    ratio,
     significantly_more,
     wilson_interval,
 )
@@ -134,31 +134,22 @@ def _figures(
         agent=run.agent_name,
         commit=run.agent_commit,
         dirty=run.agent_dirty,
-        benchmark=BenchmarkIdentity(
-            name=run.benchmark_name,
-            version=run.benchmark_version,
-            hash=run.benchmark_hash,
-            provenance=run.settings.get(PROVENANCE_SETTING),
-        ),
+        benchmark=benchmark_identity(run),
         started_at=run.started_at,
         status=run.status,
-        accuracy=_ratio(passed, counted),
+        accuracy=ratio(passed, counted),
         accuracy_ci95=wilson_interval(passed, counted),
         passed=passed,
         counted=counted,
         errors=sum(t.errors for t in tallies),
         attempt_count=len(outcomes),
         cost_usd=sum(costs) if costs else None,
-        avg_turns=_ratio(counted_turns, counted),
+        avg_turns=ratio(counted_turns, counted),
         p50_sec=percentile(durations, 50),
         total_attempt_sec=sum(durations),
         partial=partial,
         scope=scope,
     )
-
-
-def _ratio(numerator: float, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
 
 
 def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
@@ -335,8 +326,8 @@ def _category_deltas(
     deltas = {}
     for name in sorted({*baseline, *run}):
         before, after = baseline.get(name), run.get(name)
-        accuracy = _ratio(after.passed, after.counted) if after else None
-        baseline_accuracy = _ratio(before.passed, before.counted) if before else None
+        accuracy = ratio(after.passed, after.counted) if after else None
+        baseline_accuracy = ratio(before.passed, before.counted) if before else None
         deltas[name] = CategoryDelta(
             baseline_raw=f"{before.passed}/{before.counted}" if before else None,
             raw=f"{after.passed}/{after.counted}" if after else None,

@@ -347,5 +347,6 @@ class Comparison(ReportModel):
         "unchanged_listed).",
     )
     unchanged_listed: bool = Field(
-        default=True, description="Whether scenarios lists the unchanged rows too (--all)."
+        default=True,
+        description="Whether scenarios lists the unchanged rows too (always in compare's JSON).",
     )

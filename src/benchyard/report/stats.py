@@ -77,3 +77,8 @@ def paired_difference_interval(
 def _phi(a: int, b: int, c: int, d: int) -> float:
     denominator = (a + b) * (c + d) * (a + c) * (b + d)
     return (a * d - b * c) / math.sqrt(denominator) if denominator else 0.0
+
+
+def ratio(numerator: float, denominator: int) -> float | None:
+    """numerator / denominator, or None when there is nothing to divide by."""
+    return numerator / denominator if denominator else None

@@ -8,8 +8,9 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+from benchyard.report.build import category_figures
 from benchyard.report.model import CategoryCounts, CheckCounts, Durations, Summary
-from benchyard.report.stats import wilson_interval
+from benchyard.report.stats import ratio, wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS, FailureKind
 from benchyard.store.browse import PERCENTILES, RunFigureTallies, VerdictGroup, figure_tallies
 from benchyard.store.records import RunRecord
@@ -36,7 +37,7 @@ def run_figures(tallies: RunFigureTallies) -> RunFigures:
         tally.check_type: CheckCounts(
             passed=tally.passed,
             total=tally.total,
-            pass_rate=_ratio(tally.passed, tally.total),
+            pass_rate=ratio(tally.passed, tally.total),
             pass_rate_ci95=wilson_interval(tally.passed, tally.total),
         )
         for tally in tallies.checks
@@ -74,15 +75,15 @@ def summary(tallies: RunFigureTallies) -> Summary:
         timeouts=sum(g.attempts for g in counted if g.verdict == "timeout"),
         errors=errors,
         counted=counted_n,
-        accuracy=_ratio(passed, counted_n),
+        accuracy=ratio(passed, counted_n),
         accuracy_ci95=wilson_interval(passed, counted_n),
-        error_rate=_ratio(errors, attempts),
-        accuracy_if_errors_failed=_ratio(passed, attempts),
+        error_rate=ratio(errors, attempts),
+        accuracy_if_errors_failed=ratio(passed, attempts),
         claimed_faults=sum(
             g.attempts for g in counted if g.verdict == "failed" and g.failure_kind in CLAIMED_KINDS
         ),
-        avg_turns=_ratio(sum(g.turns for g in counted), counted_n),
-        false_positive_rate=_ratio(
+        avg_turns=ratio(sum(g.turns for g in counted), counted_n),
+        false_positive_rate=ratio(
             sum(g.attempts for g in negatives if g.verdict != "passed"), negative_n
         ),
         negative_count=negative_n,
@@ -115,21 +116,14 @@ def category_counts(groups: list[VerdictGroup]) -> dict[str, CategoryCounts]:
         counted = [g for g in members if g.verdict in COUNTED_VERDICTS]
         passed = sum(g.attempts for g in counted if g.verdict == "passed")
         counted_n = sum(g.attempts for g in counted)
-        result[category] = CategoryCounts(
-            passed=passed,
-            counted=counted_n,
-            errors=sum(g.attempts for g in members if g.verdict == "error"),
-            timeouts=sum(g.attempts for g in members if g.verdict == "timeout"),
-            attempts=sum(g.attempts for g in members),
-            raw=f"{passed}/{counted_n}",
-            accuracy=_ratio(passed, counted_n),
-            accuracy_ci95=wilson_interval(passed, counted_n),
+        result[category] = category_figures(
+            passed,
+            counted_n,
+            sum(g.attempts for g in members if g.verdict == "error"),
+            sum(g.attempts for g in members if g.verdict == "timeout"),
+            sum(g.attempts for g in members),
         )
     return result
-
-
-def _ratio(numerator: float, denominator: int) -> float | None:
-    return numerator / denominator if denominator else None
 
 
 class FiguresCache:
