@@ -16,7 +16,7 @@ class FilterError(BenchyardError):
     """A --filter that benchyard cannot read."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PlannedAttempt:
     scenario: Scenario
     epoch: int

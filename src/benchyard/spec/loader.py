@@ -29,7 +29,7 @@ DEFAULT_TIMEOUT_SEC = 60.0
 DEFAULT_MAX_TURNS = 10
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     file: Path
     line: int
@@ -456,16 +456,9 @@ def _load_scenario_file(
 ) -> list[tuple[Scenario | None, Location, str | None]]:
     """Each scenario of the file with its location and its id as written (None when it has
     none); the scenario is None when it has problems."""
+    documents: Iterable[Located]
     if file.suffix == ".jsonl":
-        documents: list[Located] = []
-        try:
-            for entry in read_jsonl(file):
-                if isinstance(entry, SpecSyntaxError):
-                    collector.add(file, entry.line, (), entry.message)
-                else:
-                    documents.append(entry)
-        except UnicodeDecodeError:
-            _not_utf8(file, collector)
+        documents = _jsonl_documents(file, collector)
     else:
         located = _read_yaml(file, collector, scenario_file=True)
         documents = _yaml_scenarios(file, located, collector) if located is not None else []
@@ -474,6 +467,20 @@ def _load_scenario_file(
         scenario = _load_scenario(root, manifest, file, document, collector)
         loaded.append((scenario, Location(file, document.line), _raw_id(document.data)))
     return loaded
+
+
+def _jsonl_documents(file: Path, collector: ProblemCollector) -> Iterator[Located]:
+    """The scenarios of a JSONL file as they are read, one line at a time, so that each line's
+    parsed data is dropped once its scenario is validated rather than all of the file's held at
+    once (issue 16); a line that is not JSON, or text that is not UTF-8, is a problem."""
+    try:
+        for entry in read_jsonl(file):
+            if isinstance(entry, SpecSyntaxError):
+                collector.add(file, entry.line, (), entry.message)
+            else:
+                yield entry
+    except UnicodeDecodeError:
+        _not_utf8(file, collector)
 
 
 def _raw_id(data: Any) -> str | None:

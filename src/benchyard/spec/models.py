@@ -316,6 +316,14 @@ class EnvironmentSpec(SpecModel):
         return dict(self.model_extra or {})
 
 
+# The defaults of a scenario that gives no `fixtures`, `limits` or `sandbox`: one instance of each,
+# shared by every such scenario (frozen, and nothing changes their lists or mappings in place), so
+# that a benchmark of many scenarios does not hold as many equal copies (issue 16).
+_NO_FIXTURES = Fixtures()
+_NO_LIMITS = Limits()
+_NO_SANDBOX = SandboxSpec()
+
+
 class Scenario(SpecModel):
     id: str = Field(max_length=MAX_SCENARIO_ID)
     category: str = Field(default="general", max_length=MAX_CATEGORY)
@@ -323,7 +331,7 @@ class Scenario(SpecModel):
     difficulty: Difficulty = "medium"
     description: str = ""
     stimulus: Stimulus
-    fixtures: Fixtures = Field(default_factory=Fixtures)
+    fixtures: Fixtures = Field(default_factory=lambda: _NO_FIXTURES)
     tools: list[ToolSpec] = Field(
         default_factory=list, description="Simulated tools offered to the agent (see spec.tools)."
     )
@@ -337,8 +345,8 @@ class Scenario(SpecModel):
         default=None,
         description="The reference solution of a coding scenario, as a change to the workdir.",
     )
-    limits: Limits = Field(default_factory=Limits)
-    sandbox: SandboxSpec = Field(default_factory=SandboxSpec)
+    limits: Limits = Field(default_factory=lambda: _NO_LIMITS)
+    sandbox: SandboxSpec = Field(default_factory=lambda: _NO_SANDBOX)
     threshold: float | None = Field(
         default=None,
         ge=0,
