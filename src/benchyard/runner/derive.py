@@ -6,44 +6,27 @@ a case whose author typed the wrong number is caught before any model is blamed 
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
 import uuid
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.runner.isolation import request_for
+from benchyard.runner.scratch import ScratchSandbox
 from benchyard.runner.two_phase import VERIFY_ENV
-from benchyard.runner.workdir import make_scratch_layout, prepare_dirs
-from benchyard.sandbox.base import Sandbox
-from benchyard.sandbox.registry import SandboxOptions, build_sandbox
-from benchyard.spec.loader import Benchmark
+from benchyard.runner.workdir import prepare_dirs
 from benchyard.spec.models import Scenario
 
 if TYPE_CHECKING:
-    from benchyard.runner.execute import RunSettings
+    pass
 
 OUTPUT_CAP_BYTES = 256 * 1024
 SHOWN_CHARS = 200
 
 
-class Deriver:
+class Deriver(ScratchSandbox):
     """Runs `derive` programs of one benchmark's scenarios; its scratch directory and sandbox are
     made on first use and the directory removed on exit."""
 
-    def __init__(self, benchmark: Benchmark, settings: RunSettings) -> None:
-        self.benchmark = benchmark
-        self.settings = settings
-        self._scratch: Path | None = None
-        self._sandbox: Sandbox | None = None
-
-    def __enter__(self) -> Deriver:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+    scratch_prefix = "benchyard-derive-"
 
     async def derive(self, scenario: Scenario) -> str:
         """The answer the scenario's program works out (its last line of output); raises
@@ -86,18 +69,6 @@ class Deriver:
                 f"derive: the program failed (exit {outcome.returncode}): {why[:SHOWN_CHARS]}",
             )
         return lines[-1]
-
-    def _scratch_dir(self) -> Path:
-        if self._scratch is None:
-            work_root = self.settings.work_root
-            self._scratch = Path(tempfile.mkdtemp(prefix="benchyard-derive-", dir=work_root))
-            make_scratch_layout(self._scratch)
-        return self._scratch
-
-    def _sandbox_for(self, scenario: Scenario) -> Sandbox:
-        if self._sandbox is None:
-            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions())
-        return self._sandbox.configured(request_for(self.benchmark, scenario))
 
 
 def same_answer(derived: str, reference: str) -> bool:

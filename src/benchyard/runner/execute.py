@@ -160,13 +160,7 @@ class _AttemptExecutor:
         scratch: Path,
         scenario_ids: Collection[str] | None = None,
     ) -> None:
-        self.benchmark = benchmark
-        self.agent = agent
-        self.run = run
-        self.settings = settings
-        self.writer = writer
-        self.observer = observer
-        self.scratch = scratch
+        self._bind(benchmark, agent, run, settings, writer, observer, scratch)
         chosen = (  # the sandbox is refused or opened for the scenarios the run executes
             None
             if scenario_ids is None
@@ -174,6 +168,25 @@ class _AttemptExecutor:
         )
         self.sandbox = open_sandbox(settings, benchmark, agent, writer.queue.store.url, chosen)
         self.judge = build_judge(settings.judge)
+
+    def _bind(
+        self,
+        benchmark: Benchmark,
+        agent: Agent,
+        run: RunRecord,
+        settings: RunSettings,
+        writer: _Writer,
+        observer: RunObserver,
+        scratch: Path,
+    ) -> None:
+        """What every executor of a run's attempts holds, wherever its tries run."""
+        self.benchmark = benchmark
+        self.agent = agent
+        self.run = run
+        self.settings = settings
+        self.writer = writer
+        self.observer = observer
+        self.scratch = scratch
 
     async def aclose(self) -> None:
         """Close the agent's and the judge's connections (their clients live for the run)."""

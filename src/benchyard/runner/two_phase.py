@@ -19,7 +19,6 @@ from __future__ import annotations
 import functools
 import itertools
 import shutil
-import tempfile
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -32,25 +31,21 @@ from benchyard.checks.base import FileChange
 from benchyard.checks.registry import get_check_type
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
-from benchyard.runner.isolation import request_for
 from benchyard.runner.patches import GitFailed, Patch, Snapshot, apply_patch, take_snapshot
+from benchyard.runner.scratch import ScratchSandbox
 from benchyard.runner.trajectory import Event
 from benchyard.runner.workdir import (
     copy_fixtures,
     fresh_target,
-    make_scratch_layout,
     prepare_dirs,
 )
 from benchyard.sandbox.base import SYSTEM_PATH, Sandbox
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
-from benchyard.sandbox.registry import SandboxOptions, build_sandbox
-from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 
 if TYPE_CHECKING:
     from benchyard.providers.judge import Judge
-    from benchyard.runner.execute import RunSettings
 
 VERIFY_ENV = {
     "PATH": SYSTEM_PATH,
@@ -221,25 +216,14 @@ ChangeMaker = Callable[[Path], Awaitable[None]]
 """Writes a change into a coding scenario's pristine workdir (the reference, a recorded patch)."""
 
 
-class ChangeGrader:
+class ChangeGrader(ScratchSandbox):
     """Grades a given change to coding scenarios of one benchmark outside a run (`verify`: the
     reference change; a recorded patch could be graded again the same way), through the same two
     phases as an attempt. The scratch directory and the
     sandbox are made on first use (a benchmark without coding scenarios needs neither) and the
     scratch directory is removed on exit."""
 
-    def __init__(self, benchmark: Benchmark, settings: RunSettings) -> None:
-        self.benchmark = benchmark
-        self.settings = settings
-        self._scratch: Path | None = None
-        self._sandbox: Sandbox | None = None
-
-    def __enter__(self) -> ChangeGrader:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+    scratch_prefix = "benchyard-grade-"
 
     async def grade_reference(
         self, scenario: Scenario, answers: list[str], trajectory: list[Event]
@@ -285,15 +269,3 @@ class ChangeGrader:
         finally:
             dirs.remove()
             coding.remove()
-
-    def _scratch_dir(self) -> Path:
-        if self._scratch is None:
-            work_root = self.settings.work_root
-            self._scratch = Path(tempfile.mkdtemp(prefix="benchyard-grade-", dir=work_root))
-            make_scratch_layout(self._scratch)
-        return self._scratch
-
-    def _sandbox_for(self, scenario: Scenario) -> Sandbox:
-        if self._sandbox is None:
-            self._sandbox = build_sandbox(self.settings.sandbox, SandboxOptions())
-        return self._sandbox.configured(request_for(self.benchmark, scenario))

@@ -476,14 +476,8 @@ class RayAttempts(_AttemptExecutor):
         scratch: Path,
     ) -> None:
         # not _AttemptExecutor.__init__: the sandbox and the judge are opened on the nodes
+        self._bind(benchmark, agent, run, settings, writer, observer, scratch)
         self.cluster = cluster
-        self.benchmark = benchmark
-        self.agent = agent
-        self.run = run
-        self.settings = settings
-        self.writer = writer
-        self.observer = observer
-        self.scratch = scratch
         self.box = [spec]  # a list, so that Ray passes the reference to the tasks unfetched
         self.asks: dict[str, Ask] = {s.id: ask_for(benchmark, s) for s in benchmark.scenarios}
         self.shipped: list[str] = []  # the bundles its spec holds
