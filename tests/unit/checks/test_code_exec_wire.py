@@ -32,7 +32,9 @@ def _round_trip(value: object) -> object:
 
 def _exact(value: object) -> object:
     """A value with its exact types, to compare (1 == 1.0 == True otherwise)."""
-    if isinstance(value, list | tuple | set | frozenset):
+    if isinstance(value, set | frozenset):  # a set rebuilt may iterate in another order
+        return (type(value).__name__, sorted((_exact(item) for item in value), key=repr))
+    if isinstance(value, list | tuple):
         return (type(value).__name__, [_exact(item) for item in value])
     if isinstance(value, dict):
         return ("dict", [(_exact(k), _exact(v)) for k, v in value.items()])
