@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
@@ -46,7 +47,7 @@ ForecastOutOption = Annotated[
 
 
 def spend_gate(
-    plan: list[T],
+    plan: Sequence[T],
     concurrency: int,
     *,
     pilot: int | None,
@@ -55,7 +56,7 @@ def spend_gate(
     budget: float | None,
     enqueue: bool,
     forecast_out: Path | None,
-) -> tuple[list[T], SpendGate | None]:
+) -> tuple[Sequence[T], SpendGate | None]:
     """The plan (the pilot's sample first) and the gate, or the plan as it is and None."""
     if pilot_only and pilot is None:
         raise typer.BadParameter("--pilot-only needs --pilot N", param_hint="--pilot-only")

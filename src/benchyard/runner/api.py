@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,7 +154,7 @@ def _anchored(agent_config: dict[str, Any], base: Path) -> dict[str, Any]:
     return anchored
 
 
-def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt]:
+def plan_run(benchmark: Benchmark, settings: RunSettings) -> Sequence[PlannedAttempt]:
     from benchyard.spec.profiles import select_profile
 
     profiled = select_profile(benchmark, settings.profile)
@@ -170,7 +170,7 @@ def plan_run(benchmark: Benchmark, settings: RunSettings) -> list[PlannedAttempt
     return plan
 
 
-def _refuse_judge_checks(plan: list[PlannedAttempt]) -> None:
+def _refuse_judge_checks(plan: Sequence[PlannedAttempt]) -> None:
     """Judge checks cannot run without a judge model: say so before anything runs."""
     for planned in plan:
         judged = [c.type for c in planned.scenario.checks if c.type in JUDGE_CHECK_TYPES]
@@ -185,7 +185,7 @@ def execute(
     store: Store,
     benchmark: Benchmark,
     agent: Agent,
-    plan: list[PlannedAttempt],
+    plan: Sequence[PlannedAttempt],
     settings: RunSettings,
     *,
     agent_repo: Path | None = None,
@@ -212,7 +212,7 @@ def enqueue(
     store: Store,
     benchmark: Benchmark,
     agent: Agent,
-    plan: list[PlannedAttempt],
+    plan: Sequence[PlannedAttempt],
     settings: RunSettings,
     *,
     agent_repo: Path | None = None,
@@ -240,7 +240,7 @@ def enqueue(
     return run
 
 
-def _planned_scenarios(plan: list[PlannedAttempt]) -> list[Scenario]:
+def _planned_scenarios(plan: Sequence[PlannedAttempt]) -> list[Scenario]:
     """The scenarios a plan runs, each once, in order."""
     return list({id(p.scenario): p.scenario for p in plan}.values())
 
@@ -268,7 +268,7 @@ class Rerun:
     parent: RunRecord
     benchmark: Benchmark
     agent: Agent
-    plan: list[PlannedAttempt]
+    plan: Sequence[PlannedAttempt]
     settings: RunSettings
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from benchyard.errors import BenchyardError
 from benchyard.spec.models import Scenario
@@ -61,10 +62,37 @@ def select_scenarios(scenarios: Iterable[Scenario], filters: Iterable[str]) -> l
     ]
 
 
-def plan_attempts(
-    scenarios: list[Scenario], *, epochs: int = 1, limit: int | None = None
-) -> list[PlannedAttempt]:
-    chosen = scenarios[:limit] if limit is not None else scenarios
-    return [
-        PlannedAttempt(scenario, epoch) for epoch in range(1, epochs + 1) for scenario in chosen
-    ]
+class Plan(Sequence[PlannedAttempt]):
+    """The attempts of a run in order: every chosen scenario, epoch after epoch. Each attempt is
+    made when it is read, so a plan of 100,000 attempts holds its scenarios once, not an object
+    per attempt."""
+
+    __slots__ = ("epochs", "scenarios")
+
+    def __init__(self, scenarios: Sequence[Scenario], epochs: int) -> None:
+        self.scenarios = scenarios
+        self.epochs = epochs
+
+    def __len__(self) -> int:
+        return len(self.scenarios) * self.epochs
+
+    @overload
+    def __getitem__(self, index: int) -> PlannedAttempt: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[PlannedAttempt]: ...
+    def __getitem__(self, index: int | slice) -> PlannedAttempt | list[PlannedAttempt]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        if not -len(self) <= index < len(self):
+            raise IndexError(f"attempt {index} of a plan of {len(self)}")
+        epoch, position = divmod(index % len(self), len(self.scenarios))
+        return PlannedAttempt(self.scenarios[position], epoch + 1)
+
+    def __iter__(self) -> Iterator[PlannedAttempt]:
+        for epoch in range(1, self.epochs + 1):
+            for scenario in self.scenarios:
+                yield PlannedAttempt(scenario, epoch)
+
+
+def plan_attempts(scenarios: list[Scenario], *, epochs: int = 1, limit: int | None = None) -> Plan:
+    return Plan(scenarios[:limit] if limit is not None else scenarios, epochs)

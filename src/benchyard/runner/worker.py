@@ -18,7 +18,7 @@ import shutil
 import tempfile
 import time
 from collections import deque
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -112,13 +112,15 @@ class Worker:
         self.pending: deque[ClaimedAttempt] = deque()
         self.running: dict[ClaimedAttempt, asyncio.Task[None]] = {}
         self.claiming = True  # False for an inline run: it executes what it enqueued, no more
+        self.inline: str | None = None  # the inline run whose enqueued attempts are still read
+        self.read_after = 0  # ...from the queue, a chunk at a time, after this queued attempt id
         self.idle_until = 0.0
         self.mean_attempt_sec = CLAIM_AHEAD_SEC  # moving average; slow until shown otherwise
         self._claim_lock: asyncio.Lock | None = None
         # schedules, ended runs compared and announced, webhooks (automation/hooks.py)
         self.hooks = WorkerHooks(store, self.log, poll_sec=options.poll_sec)
         self.gate: SpendGate | None = None  # a pilot or budget asked before each start (spend.py)
-        self.held: list[ClaimedAttempt] = []  # claimed, not started: the gate stopped them
+        self.gated = False  # the gate stopped the run: what is not started stays claimed
 
     # ---- runs this worker executes --------------------------------------------------------
 
@@ -188,21 +190,20 @@ class Worker:
 
     # ---- serving ------------------------------------------------------------------------
 
-    async def serve(self, preclaimed: list[ClaimedAttempt] | None = None) -> None:
-        """Execute attempts until there is nothing left (in drain mode, or for `preclaimed`
-        attempts of an inline run, which it empties) or until cancelled; finished tries are
-        written either way."""
-        if preclaimed is not None:
+    async def serve(self, inline: RunRecord | None = None) -> None:
+        """Execute attempts until there is nothing left (in drain mode, or of the `inline` run,
+        whose attempts this worker enqueued already claimed) or until cancelled; finished tries
+        are written either way."""
+        if inline is not None:
             self.claiming = False
-            self.pending.extend(preclaimed)
-            preclaimed.clear()  # held once, by `pending`, which lets each go as it starts
+            self.inline = inline.id
         self._claim_lock = asyncio.Lock()
         if self.claiming:
             self.hooks.start(schedules=True)
         beat = asyncio.create_task(self._beat())
         lanes = max(1, self.options.concurrency)
-        if not self.claiming:
-            lanes = min(lanes, len(self.pending))
+        if inline is not None:
+            lanes = min(lanes, inline.planned_attempts)
         try:
             if self.claiming:
                 self._reclaim()
@@ -229,9 +230,9 @@ class Worker:
             if self.gate is not None and not await self.gate.before_start(
                 lambda: len(self.running)
             ):
-                self.held += [item, *self.pending]  # left queued for `benchyard worker`
+                self.gated = True  # what is not started goes back to the queue (pause_run)
                 self.pending.clear()
-                self.claiming = False
+                self.claiming, self.inline = False, None
                 continue
             attempt = asyncio.create_task(
                 active.executor.attempt_with_retries(active.planned(item), item)
@@ -262,6 +263,9 @@ class Worker:
         while True:
             if self.pending:
                 return self.pending.popleft()
+            if self.inline is not None:
+                self._read_inline()
+                continue
             if not self.claiming:
                 return None
             wait = self.idle_until - time.monotonic()
@@ -285,6 +289,18 @@ class Worker:
                     self.claiming = False
                     return None
                 self.idle_until = time.monotonic() + self.options.poll_sec
+
+    def _read_inline(self) -> None:
+        """The next chunk of the inline run's attempts (none left: the run is all started)."""
+        assert self.inline is not None
+        chunk = self.queue.held(
+            self.identity, self.inline, after=self.read_after, limit=self._claim_size()
+        )
+        if not chunk:
+            self.inline = None
+            return
+        self.read_after = chunk[-1].id
+        self.pending.extend(chunk)
 
     # ---- the beat: writes, heartbeats, lost workers ---------------------------------------
 
@@ -312,7 +328,8 @@ class Worker:
             self.log(f"store unavailable, retrying: {str(reason).splitlines()[0]}")
 
     def _heartbeat(self) -> None:
-        held = self.queue.heartbeat(self.identity, self.options.lease_sec)
+        watched = {item.id for item in (*self.pending, *self.running)}
+        held = self.queue.heartbeat(self.identity, self.options.lease_sec, among=watched)
         lost = [
             task for item, task in self.running.items() if item.id not in held and not task.done()
         ]
@@ -358,7 +375,7 @@ async def execute_run(
     store: Store,
     benchmark: Benchmark,
     agent: Agent,
-    plan: list[PlannedAttempt],
+    plan: Sequence[PlannedAttempt],
     run: RunRecord,
     settings: RunSettings,
     observer: RunObserver | None = None,
@@ -373,24 +390,20 @@ async def execute_run(
         observer = gate.observe(observer or _NoObserver())
     worker = Worker(store, options, observer, executor=executor)
     worker.gate = gate
-    claimed = worker.queue.enqueue(
+    worker.queue.enqueue(
         run,
-        [(planned.scenario.id, planned.epoch) for planned in plan],
+        ((planned.scenario.id, planned.epoch) for planned in plan),
         holder=worker.identity,
         lease_sec=options.lease_sec,
     )
     try:
         worker.adopt(run, benchmark, agent, settings, {planned.scenario.id for planned in plan})
-        await worker.serve(claimed)
+        await worker.serve(run)
     finally:
         paused = False
-        if gate is not None and gate.stop_reason is not None and worker.held:
-            reason = (
-                f"{gate.stop_reason}; {len(worker.held)} attempts left queued "
-                "(`benchyard worker` resumes the run)"
-            )
+        if gate is not None and gate.stop_reason is not None and worker.gated:
             with contextlib.suppress(RunNotActive):
-                paused = worker.queue.pause_run(run.id, worker.identity, reason) > 0
+                paused = worker.queue.pause_run(run.id, worker.identity, gate.stop_reason) > 0
         if not paused:
             with contextlib.suppress(RunNotActive):
                 worker.queue.stop_run(run.id, "interrupted")

@@ -14,11 +14,12 @@ that lock both lock the run rows first, then the queued attempts, so that they c
 
 from __future__ import annotations
 
+import itertools
 import os
 import socket
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -147,13 +148,14 @@ class Queue:
     def enqueue(
         self,
         run: RunRecord,
-        attempts: Sequence[tuple[str, int]],
+        attempts: Iterable[tuple[str, int]],
         *,
         holder: WorkerIdentity | None = None,
         lease_sec: float = 60.0,
-    ) -> list[ClaimedAttempt]:
+    ) -> None:
         """Record the run and queue its (scenario, epoch) attempts in plan order, in one
-        transaction. With a `holder` (an inline run) they are claimed by it at once and returned."""
+        transaction, a chunk at a time. With a `holder` (an inline run) they are claimed by it at
+        once: it reads them back with `held`."""
         run.status = "running" if holder else "queued"
         holder_values: dict[str, Any] = {}
         if holder is not None:
@@ -170,30 +172,20 @@ class Queue:
             **holder_values,
         }
 
-        def body(connection: Connection) -> list[ClaimedAttempt]:
+        def body(connection: Connection) -> None:
             insert_run(connection, run)
-            for start in range(0, len(attempts), ENQUEUE_CHUNK):  # rows built a chunk at a time
-                rows = [
-                    {"scenario_id": scenario_id, "epoch": epoch, **fixed}
-                    for scenario_id, epoch in attempts[start : start + ENQUEUE_CHUNK]
-                ]
+            pairs = iter(attempts)
+            while chunk := list(itertools.islice(pairs, ENQUEUE_CHUNK)):
+                rows = [{"scenario_id": s, "epoch": epoch, **fixed} for s, epoch in chunk]
                 connection.execute(insert(q), rows)
-            if holder is None:
-                return []
-            connection.execute(
-                update(q)
-                .where(q.c.run_id == run.id)
-                .values(lease_expires_at=self._later(lease_sec))
-            )
-            # The run's and the scenarios' own id strings, not a copy per attempt.
-            scenario_ids = {scenario_id: scenario_id for scenario_id, _ in attempts}
-            query = select(q.c.id, q.c.scenario_id, q.c.epoch)
-            return [
-                ClaimedAttempt(row.id, run.id, scenario_ids[row.scenario_id], row.epoch, 0)
-                for row in connection.execute(query.where(q.c.run_id == run.id).order_by(q.c.id))
-            ]
+            if holder is not None:  # the database's clock (PostgreSQL) cannot go in a bulk insert
+                connection.execute(
+                    update(q)
+                    .where(q.c.run_id == run.id)
+                    .values(lease_expires_at=self._later(lease_sec))
+                )
 
-        return self._transact(body)
+        self._transact(body)
 
     # ---- claiming and holding -----------------------------------------------------------
 
@@ -242,15 +234,38 @@ class Queue:
             self._started |= started
         return claimed
 
-    def heartbeat(self, worker: WorkerIdentity, lease_sec: float) -> set[int]:
-        """Extend the lease of everything `worker` holds; returns the ids it still holds."""
+    def held(
+        self, worker: WorkerIdentity, run_id: str, *, after: int = 0, limit: int = 1000
+    ) -> list[ClaimedAttempt]:
+        """Attempts of `run_id` that `worker` holds, in plan order, from the one after `after`:
+        an inline run reads what it enqueued a chunk at a time."""
+        query = (
+            select(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
+            .where(q.c.run_id == run_id, q.c.worker == worker.id, q.c.state == CLAIMED)
+            .where(q.c.id > after)
+            .order_by(q.c.id)
+            .limit(limit)
+        )
+        with self.engine.connect() as connection:
+            return [ClaimedAttempt(*row) for row in connection.execute(query)]
+
+    def heartbeat(
+        self, worker: WorkerIdentity, lease_sec: float, among: Collection[int] | None = None
+    ) -> set[int]:
+        """Extend the lease of everything `worker` holds; returns the ids it still holds (of
+        `among` only, when given: a worker holding 100,000 attempts asks about those it runs)."""
         statement = (
             update(q)
             .where(q.c.worker == worker.id, q.c.state == CLAIMED)
             .values(lease_expires_at=self._later(lease_sec))
             .returning(q.c.id)
         )
-        return self._transact(lambda c: set(c.execute(statement).scalars()))
+
+        def body(connection: Connection) -> set[int]:
+            ids = connection.execute(statement).scalars()
+            return set(ids) if among is None else {i for i in ids if i in among}
+
+        return self._transact(body)
 
     def release(self, worker: WorkerIdentity) -> int:
         """Put back everything `worker` holds (a worker stopping cleanly); returns how many."""
@@ -348,10 +363,11 @@ class Queue:
         )
         return StopOutcome(self._count(connection, run_id, (DONE,)), dropped)
 
-    def pause_run(self, run_id: str, worker: WorkerIdentity, reason: str) -> int:
+    def pause_run(self, run_id: str, worker: WorkerIdentity, why: str) -> int:
         """Put the attempts `worker` holds of a running run back in the queue and mark the run
-        queued with `reason` (a budget or a pilot stopped it): `benchyard worker` resumes it.
-        Returns how many attempts went back (0: nothing was held, the run is left as it is)."""
+        queued with the reason (`why` a budget or a pilot stopped it, and how many attempts
+        went back): `benchyard worker` resumes it. Returns how many attempts went back (0:
+        nothing was held, the run is left as it is)."""
 
         def body(connection: Connection) -> int:
             run = self._lock_runs(connection, [run_id]).get(run_id)
@@ -367,7 +383,7 @@ class Queue:
                 connection.execute(
                     update(runs)
                     .where(runs.c.id == run_id)
-                    .values(status="queued", status_reason=reason)
+                    .values(status="queued", status_reason=_paused_reason(why, moved))
                 )
             return int(moved)
 
@@ -508,6 +524,10 @@ class Queue:
         with self.engine.connect() as connection:
             rows = connection.execute(query.order_by(run_resumes.c.id)).all()
         return [_resume(row._asdict()) for row in rows]
+
+
+def _paused_reason(why: str, left: int) -> str:
+    return f"{why}; {left} attempts left queued (`benchyard worker` resumes the run)"
 
 
 def _unclaimed(state: str) -> dict[str, Any]:

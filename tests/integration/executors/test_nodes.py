@@ -50,8 +50,8 @@ def test_the_progress_bar_names_nodes_only_where_attempts_ran_elsewhere() -> Non
 def _held(store: Store, run_id: str, count: int, **settings: object) -> tuple[Queue, list[int]]:
     queue, me = Queue(store), WorkerIdentity("test:driver", "elsewhere", 999_999)
     run = run_record(run_id, status="running", planned_attempts=count, settings=settings)
-    held = queue.enqueue(run, [(f"s{i}", 1) for i in range(count)], holder=me)
-    return queue, [item.id for item in held]
+    queue.enqueue(run, [(f"s{i}", 1) for i in range(count)], holder=me)
+    return queue, [item.id for item in queue.held(me, run_id)]
 
 
 def test_claimed_attempts_show_the_node_they_run_on(store: Store) -> None:

@@ -88,3 +88,27 @@ def test_claims_of_a_dead_worker_on_this_node_are_taken_back_at_once(store: Stor
     assert queue.local_holders(here) == {4_000_000}
     [resume] = queue.reclaim(here, {4_000_000})
     assert (resume.cause, resume.requeued) == ("its process is gone", 2)
+
+
+def test_an_inline_run_reads_what_it_holds_a_chunk_at_a_time_in_plan_order(store: Store) -> None:
+    run_id, me, other = "f" * 16, _identity("inline"), _identity("other")
+    run = run_record(run_id, status="running", planned_attempts=5)
+    queue = Queue(store)
+    queue.enqueue(run, ((f"s{i}", epoch) for epoch in (1, 2) for i in range(3)), holder=me)
+    first = queue.held(me, run_id, limit=4)
+    rest = queue.held(me, run_id, after=first[-1].id, limit=4)
+    assert [(i.scenario_id, i.epoch) for i in first + rest] == [
+        ("s0", 1), ("s1", 1), ("s2", 1), ("s0", 2), ("s1", 2), ("s2", 2)
+    ]  # fmt: skip
+    assert queue.held(me, run_id, after=rest[-1].id) == []
+    assert queue.held(other, run_id) == []
+    assert store.get_run(run_id).status == "running"
+    assert queue.claim(other, 10, lease_sec=60) == []  # held already: nobody else takes them
+
+
+def test_a_heartbeat_asked_about_some_attempts_answers_for_those_only(store: Store) -> None:
+    _queued_run(store, "9" * 16, 5)
+    queue, worker = Queue(store), _identity("busy")
+    held = [item.id for item in queue.claim(worker, 5, lease_sec=-1)]
+    assert queue.heartbeat(worker, 60, among={held[0], held[3], 10**9}) == {held[0], held[3]}
+    assert queue.reclaim(_identity("other")) == []  # every lease was renewed, asked about or not

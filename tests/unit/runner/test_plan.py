@@ -1,0 +1,46 @@
+"""The plan of a run: every chosen scenario, epoch after epoch, read like a list without holding
+an object per attempt."""
+
+from __future__ import annotations
+
+import pytest
+
+from benchyard.runner.plan import Plan, plan_attempts
+from benchyard.spec.models import Scenario
+
+
+def _scenarios(count: int) -> list[Scenario]:
+    return [
+        Scenario.model_validate(
+            {"id": f"s{i}", "stimulus": "hi", "checks": [{"type": "equals", "value": "x"}]}
+        )
+        for i in range(count)
+    ]
+
+
+def test_a_plan_reads_every_scenario_epoch_after_epoch() -> None:
+    plan = plan_attempts(_scenarios(3), epochs=2)
+    expected = [("s0", 1), ("s1", 1), ("s2", 1), ("s0", 2), ("s1", 2), ("s2", 2)]
+    assert len(plan) == 6
+    assert [(p.scenario.id, p.epoch) for p in plan] == expected
+    assert [(plan[i].scenario.id, plan[i].epoch) for i in range(6)] == expected
+    assert (plan[-1].scenario.id, plan[-1].epoch) == ("s2", 2)
+    assert [(p.scenario.id, p.epoch) for p in plan[1:6:2]] == expected[1:6:2]
+
+
+def test_a_limit_keeps_the_first_scenarios_of_every_epoch() -> None:
+    plan = plan_attempts(_scenarios(5), epochs=3, limit=2)
+    assert [(p.scenario.id, p.epoch) for p in plan] == [
+        ("s0", 1), ("s1", 1), ("s0", 2), ("s1", 2), ("s0", 3), ("s1", 3)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("index", [6, -7])
+def test_reading_past_the_end_of_a_plan_is_an_index_error(index: int) -> None:
+    with pytest.raises(IndexError):
+        Plan(_scenarios(3), 2)[index]
+
+
+def test_an_empty_plan_is_falsy() -> None:
+    assert not plan_attempts(_scenarios(3), epochs=1, limit=0)
+    assert not plan_attempts([], epochs=4)
