@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,6 +40,34 @@ def wall_time(command: list[str], repeat: int = 1, cwd: Path | None = None) -> f
         subprocess.run(command, check=True, cwd=cwd, stdout=subprocess.DEVNULL)
         times.append(time.perf_counter() - started)
     return statistics.median(times)
+
+
+def as_installed(scratch: Path) -> None:
+    """Start benchyard's commands (they inherit this environment) as an installed package starts:
+    its bytecode compiled once, into `scratch`/pycache, whatever PYTHONDONTWRITEBYTECODE says;
+    the caller runs each command once, unmeasured, to compile it."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
+
+
+def timed(command: list[str], cpu: list[float], cwd: Path | None = None) -> Callable[[], float]:
+    """A measure: one run of `command` (which must succeed), in seconds of wall time; the CPU
+    seconds it took (user and system, which a busy machine disturbs less) are appended to `cpu`."""
+
+    def measure() -> float:
+        before = _children_cpu()
+        started = time.perf_counter()
+        subprocess.run(command, check=True, cwd=cwd, stdout=subprocess.DEVNULL)
+        elapsed = time.perf_counter() - started
+        cpu.append(_children_cpu() - before)
+        return elapsed
+
+    return measure
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def spread(values: list[float]) -> str:

@@ -14,7 +14,8 @@ any `compare` could cost. (`benchyard runs` would also count benchyard's own sta
 part of what has to be done, and another change is making it smaller.) The floor and `compare` are
 taken in turn (interleaved), BENCH_COMPARE_REPEAT times (5); each line gives the median in seconds
 with its range, and the ratio to the floor taken next to it: wall-clock time, then the CPU time
-(user + system) of the command, which a busy machine disturbs less.
+(user + system) of the command, which a busy machine disturbs less. benchyard's bytecode is
+compiled once, as an installed package has it, in a warm-up run that is not measured.
 
 The "before" figures: PYTHONPATH=/path/to/old/src .venv/bin/python bench/compare.py (the
 subprocesses inherit PYTHONPATH, so `python -m benchyard` is the old code).
@@ -28,15 +29,12 @@ import sys
 sys.path.append(sys.path.pop(0))  # this file's directory last: `queue` must stay the stdlib's
 
 import os
-import resource
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, ratios, spread
+from common import BENCHYARD, as_installed, interleaved, ratios, spread, timed
 from synthetic import synthetic_attempt
 
 from benchyard.store.records import RunRecord
@@ -111,21 +109,6 @@ def fill(url: str) -> dict[int, tuple[str, str]]:
     return made
 
 
-def timed(command: list[str], cwd: Path, cpu: list[float]) -> Callable[[], float]:
-    """Wall-clock seconds of one run of `command`; its CPU seconds (user + system) go to `cpu`."""
-
-    def measure() -> float:
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        started = time.perf_counter()
-        subprocess.run(command, check=True, cwd=cwd, stdout=subprocess.DEVNULL)
-        wall = time.perf_counter() - started
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-        return wall
-
-    return measure
-
-
 def measure(url: str, path: Path, size: int, runs: tuple[str, str], workdir: Path) -> None:
     commands = {
         "floor": [sys.executable, "-c", FLOOR, str(path), *runs],
@@ -133,8 +116,9 @@ def measure(url: str, path: Path, size: int, runs: tuple[str, str], workdir: Pat
         "compare --format json": [*BENCHYARD, "compare", *runs, "--db", url, "--format", "json"],
     }
     cpu: dict[str, list[float]] = {name: [] for name in commands}
+    timed(commands["compare"], [], workdir)()  # warm-up: bytecode compiled, the file cached
     wall = interleaved(
-        {name: timed(command, workdir, cpu[name]) for name, command in commands.items()}, REPEAT
+        {name: timed(command, cpu[name], workdir) for name, command in commands.items()}, REPEAT
     )
     print(f"\ntwo runs of {size:,} attempts: seconds, median (min-max, n); x the floor")
     for label, values in (("wall", wall), ("CPU", cpu)):
@@ -146,6 +130,7 @@ def measure(url: str, path: Path, size: int, runs: tuple[str, str], workdir: Pat
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
+        as_installed(root)
         path = root / "bench.db"
         url = f"sqlite:///{path}"
         started = time.perf_counter()

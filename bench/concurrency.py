@@ -15,14 +15,13 @@ Run: .venv/bin/python bench/concurrency.py
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, spread, trivial_benchmark, wall_time
+from common import BENCHYARD, as_installed, interleaved, spread, trivial_benchmark, wall_time
 from sandbox import BARE_BWRAP, spawn_all
 
 ATTEMPTS = 500
@@ -62,9 +61,7 @@ def main() -> None:
         del sandboxes["bwrap"]
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        # Measured as installed: bytecode compiled once (in the warm-up run), not at every start.
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        as_installed(root)  # bytecode compiled in the warm-up run, not at every start
         bench = trivial_benchmark(root / "bench", ATTEMPTS)
         db = f"sqlite:///{root / 'store.db'}"
         agent = f"sleep {SLEEP_SEC:g}; echo $BENCHYARD_SCENARIO_ID"

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, ratios, spread, trivial_benchmark
+from common import BENCHYARD, as_installed, interleaved, ratios, spread, trivial_benchmark
 
 REPEAT = int(os.environ.get("BENCH_MEMORY_REPEAT", "5"))
 SIZES = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_SIZES", "1000,10000,30000").split(","))
@@ -73,6 +73,7 @@ def _run(root: Path, scenarios: int, epochs: int) -> Callable[[], float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
+        as_installed(root)
         base = SIZES[0]
         measures: dict[str, Callable[[], float]] = {"floor": lambda: peak_rss_mib(FLOOR)}
         attempts: dict[str, int] = {}
@@ -82,6 +83,7 @@ def main() -> None:
         for epochs in EPOCHS:
             attempts[f"{base:,} scenarios x {epochs} epochs"] = base * epochs
             measures[f"{base:,} scenarios x {epochs} epochs"] = _run(root, base, epochs)
+        measures[f"{base:,} attempts"]()  # warm-up: bytecode compiled, as installed
         peaks = interleaved(measures, REPEAT)
     baseline, floor = peaks[f"{base:,} attempts"], peaks["floor"]
     print(f"{'':34} {'peak RSS MiB':>26} {'x ' + f'{base:,}' + ' attempts':>26} {'x floor':>26}")

@@ -13,14 +13,21 @@ Run: .venv/bin/python bench/overhead.py
 
 from __future__ import annotations
 
-import os
 import statistics
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, ratios, spread, trivial_benchmark, wall_time
+from common import (
+    BENCHYARD,
+    as_installed,
+    interleaved,
+    ratios,
+    spread,
+    trivial_benchmark,
+    wall_time,
+)
 
 REPEATS = 5
 
@@ -40,9 +47,7 @@ def marginal_rate(smaller: list[float], larger: list[float], extra: int) -> str:
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        # Measured as installed: bytecode compiled once (in the warm-up run), not at every start.
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        as_installed(root)  # bytecode compiled in the warm-up run, not at every start
         bench = trivial_benchmark(root / "bench", 2000)
         db = f"sqlite:///{root / 'store.db'}"
         run = [*BENCHYARD, "run", str(bench), "--agent", "oracle", "--db", db, "-q", "-j", "16"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import statistics
 import subprocess
 import tempfile
@@ -29,7 +28,15 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, ratios, spread, trivial_benchmark, wall_time
+from common import (
+    BENCHYARD,
+    as_installed,
+    interleaved,
+    ratios,
+    spread,
+    trivial_benchmark,
+    wall_time,
+)
 
 ATTEMPTS = 200
 CONCURRENCY = 8
@@ -92,9 +99,7 @@ def benchyard_run(run: list[str], db: str) -> Callable[[], float]:
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
-        # Measured as installed: bytecode compiled once (in the warm-up run), not at every start.
-        os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
-        os.environ["PYTHONPYCACHEPREFIX"] = str(root / "pycache")
+        as_installed(root)  # bytecode compiled in the warm-up run, not at every start
         bench = trivial_benchmark(root / "bench", ATTEMPTS)
         db = f"sqlite:///{root / 'store.db'}"
         run = [*BENCHYARD, "run", str(bench), "--agent-cmd", AGENT, "--db", db, "-q"]

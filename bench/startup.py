@@ -13,53 +13,21 @@ inherit PYTHONPATH; the first line printed says which benchyard was measured).
 
 from __future__ import annotations
 
-import os
-import resource
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, interleaved, ratios, spread, trivial_benchmark
+from common import BENCHYARD, as_installed, interleaved, ratios, spread, timed, trivial_benchmark
 
 REPEATS = 7
 FLOOR = "floor: python -c pass"
 
 
-def _environment(scratch: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = str(scratch / "pycache")
-    return env
-
-
-def _timer(
-    command: list[str], env: dict[str, str], cwd: Path, cpu: list[float]
-) -> Callable[[], float]:
-    """A measure: one run of `command` (which must succeed), in seconds of wall time; the CPU
-    seconds it took (user and system) are appended to `cpu`."""
-
-    def measure() -> float:
-        before = _children_cpu()
-        started = time.perf_counter()
-        subprocess.run(command, check=True, cwd=cwd, env=env, stdout=subprocess.DEVNULL)
-        elapsed = time.perf_counter() - started
-        cpu.append(_children_cpu() - before)
-        return elapsed
-
-    return measure
-
-
-def _children_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _measured(env: dict[str, str], cwd: Path) -> str:
+def _measured(cwd: Path) -> str:
     code = "import benchyard; print(benchyard.__file__)"
-    found = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True)
+    found = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True)
     return found.stdout.decode().strip()
 
 
@@ -67,7 +35,7 @@ def main() -> None:
     cpu: dict[str, list[float]] = {}
     with tempfile.TemporaryDirectory() as name:
         scratch = Path(name)
-        env = _environment(scratch)
+        as_installed(scratch)
         bench = trivial_benchmark(scratch / "bench", 1)
         read_db = f"sqlite:///{scratch / 'read.db'}"
         run = [*BENCHYARD, "run", str(bench), "--agent", "oracle", "-q"]
@@ -79,13 +47,13 @@ def main() -> None:
             "benchyard run, 1 trivial attempt": [*run, "--db", f"sqlite:///{scratch / 'run.db'}"],
         }
         measures = {
-            label: _timer(command, env, scratch, cpu.setdefault(label, []))
+            label: timed(command, cpu.setdefault(label, []), scratch)
             for label, command in commands.items()
         }
-        _timer([*run, "--db", read_db], env, scratch, [])()  # the run that runs and show read
+        timed([*run, "--db", read_db], [], scratch)()  # the run that runs and show read
         for measure in measures.values():
             measure()  # warm-up: bytecode compiled, files cached, the run's store created
-        print(f"benchyard measured: {_measured(env, scratch)}")
+        print(f"benchyard measured: {_measured(scratch)}")
         for times in cpu.values():
             times.clear()
         values = interleaved(measures, REPEATS)
