@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 from pathlib import Path
 
 import httpx
@@ -98,7 +99,11 @@ def test_fake_llm_command_serves_a_script(tmp_path: Path, cli: Cli) -> None:
         assert reply["choices"][0]["message"]["content"] == "pong from a file"
     finally:
         process.send_signal(signal.SIGINT)
-        process.wait(timeout=60)
+        try:
+            process.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # never leave the server behind: the assert says it
+            process.kill()
+            process.wait()
     assert process.returncode == 0
 
 
