@@ -56,8 +56,9 @@ def import_benchmark(
 
     result = read_source(format, source, parse_option_pairs(option))
     target = out or Path(result.imported.name)
-    write_benchmark(result, target, name=name)
-    benchmark = load_benchmark(target)
+    loaded = []  # the benchmark as written; a benchmark that does not load is removed again
+    write_benchmark(result, target, name=name, check=lambda out: loaded.append(load_benchmark(out)))
+    benchmark = loaded[0]
     provenance = result.provenance
     typer.echo(
         f"wrote {target}: {benchmark.name} {benchmark.version}, {len(benchmark.scenarios)} "

@@ -11,8 +11,8 @@ DIR/
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Mapping
+import tempfile
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,6 +23,13 @@ from pydantic import ValidationError
 from benchyard.importers.base import Imported, Importer, ImportOptions, ProblemList
 from benchyard.importers.registry import get_importer
 from benchyard.importers.source import source_sha256
+from benchyard.untrusted import (
+    copy_tree_under,
+    path_name_problem,
+    relative_path_problem,
+    remove_tree,
+    write_new_under,
+)
 
 SCENARIO_DIR = "scenarios"
 
@@ -86,15 +93,46 @@ def read_source(
     return ImportResult(imported, provenance_of(importer, source, options))
 
 
-def write_benchmark(result: ImportResult, out: Path, *, name: str | None = None) -> Path:
-    """Write the imported benchmark under `out` (which must be empty or absent)."""
+def write_benchmark(
+    result: ImportResult,
+    out: Path,
+    *,
+    name: str | None = None,
+    check: Callable[[Path], object] | None = None,
+) -> Path:
+    """Write the imported benchmark under `out` (which must be empty or absent), all or nothing:
+    every name that becomes a path is checked first (SourceInvalid lists those that would leave
+    the directory), the files are written into a new directory beside `out`, no link followed,
+    and renamed to `out` at the end; `check` (loading it, say) then runs on `out`, which is
+    removed again if it raises."""
     imported = result.imported
-    if out.exists() and any(out.iterdir()):
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
         from benchyard.errors import BenchyardError
 
         raise BenchyardError(f"{out} is not empty; choose a new directory with -o")
-    scenario_dir = out / SCENARIO_DIR
-    scenario_dir.mkdir(parents=True, exist_ok=True)
+    raise_path_problems(imported, Path(str(result.provenance.get("source", out))))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
+    try:
+        _write_manifest(result, staging, name)
+        write_files(imported, staging / SCENARIO_DIR, scenario_files=True)
+        staging.chmod(0o755)
+        if out.is_dir():
+            out.rmdir()  # empty, checked above
+        staging.rename(out)
+    finally:
+        remove_tree(staging, ignore_errors=True)
+    if check is not None:
+        try:
+            check(out)
+        except BaseException:
+            remove_tree(out, ignore_errors=True)
+            raise
+    return out
+
+
+def _write_manifest(result: ImportResult, root: Path, name: str | None) -> None:
+    imported = result.imported
     manifest: dict[str, Any] = {
         "name": name or imported.name,
         "version": imported.version,
@@ -109,24 +147,46 @@ def write_benchmark(result: ImportResult, out: Path, *, name: str | None = None)
         f"# Imported by `benchyard import {result.provenance['format']}` from "
         f"{Path(result.provenance['source']).name}; an ordinary benchmark: edit it freely.\n"
     )
-    (out / "benchmark.yaml").write_text(header + dump_yaml(manifest), encoding="utf-8")
-    groups: dict[str, list[dict[str, Any]]] = {}
-    for scenario in imported.scenarios:
-        groups.setdefault(scenario.group, []).append(scenario.data)
-    for group, scenarios in groups.items():
-        (scenario_dir / f"{group}.yaml").write_text(dump_yaml(scenarios), encoding="utf-8")
-    for relative, content in imported.files.items():
-        target = scenario_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(content)
+    (root / "benchmark.yaml").write_text(header + dump_yaml(manifest), encoding="utf-8")
+
+
+def path_problems(imported: Imported, source: Path) -> ProblemList:
+    """Every name of `imported` that would not be a path inside the benchmark's scenario
+    directory (`..`, absolute, a backslash, ...), and every source file or directory it copies
+    that is a link: one problem each, before anything is written."""
+    problems = ProblemList()
+    for group in dict.fromkeys(scenario.group for scenario in imported.scenarios):
+        problem = path_name_problem(f"{group}.yaml")
+        if problem is not None:
+            problems.add(source, None, "group", f"the scenario file name {group!r} {problem}")
+    for relative in [*imported.files, *imported.links]:
+        problem = relative_path_problem(relative)
+        if problem is not None:
+            problems.add(source, None, "files", f"the file name {relative!r} {problem}")
     for relative, original in imported.links.items():
-        target = scenario_dir / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if original.is_dir():
-            shutil.copytree(original, target, symlinks=True)
-        else:
-            shutil.copy2(original, target, follow_symlinks=False)
-    return out
+        if original.is_symlink():
+            problems.add(original, None, "", f"is a link; {relative!r} is copied from it")
+    return problems
+
+
+def raise_path_problems(imported: Imported, source: Path) -> None:
+    path_problems(imported, source).raise_if_any()
+
+
+def write_files(imported: Imported, scenario_dir: Path, *, scenario_files: bool) -> None:
+    """Write what `imported` names below `scenario_dir` (its scenario files too, when asked):
+    every path checked (raise_path_problems first), no link followed, nothing overwritten."""
+    scenario_dir.mkdir(parents=True, exist_ok=True)
+    if scenario_files:
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for scenario in imported.scenarios:
+            groups.setdefault(scenario.group, []).append(scenario.data)
+        for group, scenarios in groups.items():
+            write_new_under(scenario_dir, f"{group}.yaml", dump_yaml(scenarios).encode("utf-8"))
+    for relative, content in imported.files.items():
+        write_new_under(scenario_dir, relative, content)
+    for relative, original in imported.links.items():
+        copy_tree_under(original, scenario_dir, relative)
 
 
 class _Dumper(yaml.SafeDumper):

@@ -23,14 +23,19 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from benchyard.errors import BenchyardError
 from benchyard.importers.base import Imported
-from benchyard.importers.build import SCENARIO_DIR, parse_options, provenance_of
+from benchyard.importers.build import (
+    SCENARIO_DIR,
+    parse_options,
+    provenance_of,
+    raise_path_problems,
+    write_files,
+)
 from benchyard.importers.registry import get_importer
 from benchyard.spec.hashing import content_hash
 from benchyard.spec.loader import (
@@ -44,6 +49,7 @@ from benchyard.spec.loader import (
 from benchyard.spec.models import BenchmarkManifest, Scenario
 from benchyard.spec.problems import BenchmarkInvalid
 from benchyard.spec.source_files import Located
+from benchyard.untrusted import remove_tree
 
 
 def load_from_source(
@@ -127,22 +133,13 @@ def _materialised(imported: Imported, provenance: dict[str, Any]) -> Path | None
     scenario_dir = target / SCENARIO_DIR
     if scenario_dir.is_dir():
         return scenario_dir
+    raise_path_problems(imported, Path(str(provenance.get("source", target))))
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
     try:
-        for relative, content in imported.files.items():
-            path = staging / SCENARIO_DIR / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(content)
-        for relative, original in imported.links.items():
-            path = staging / SCENARIO_DIR / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if original.is_dir():
-                shutil.copytree(original, path, symlinks=True)
-            else:
-                shutil.copy2(original, path, follow_symlinks=False)
+        write_files(imported, staging / SCENARIO_DIR, scenario_files=False)
         with contextlib.suppress(OSError):  # another process wrote it meanwhile: keep theirs
             staging.rename(target)
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        remove_tree(staging, ignore_errors=True)
     return scenario_dir

@@ -25,6 +25,7 @@ from pydantic import Field
 from benchyard.importers.base import BaseImporter, Imported, ImportOptions, ProblemList
 from benchyard.importers.source import Fields, Record, read_scenarios
 from benchyard.importers.swebench_eval import DEFAULT_TEST_COMMAND, Instance
+from benchyard.untrusted import path_name_problem
 
 DEFAULT_IMAGE = "sweb.eval.x86_64.{instance_id}"
 
@@ -151,6 +152,10 @@ def scenario_data(
     statement = fields.get("problem_statement", str)
     gold = fields.get("patch", str, required=False)
     repo = fields.get("repo", str, required=options.repos is not None)
+    if instance is not None:
+        _check_path_name(fields, "instance_id", instance.instance_id)
+    if repo:
+        _check_path_name(fields, "repo", repo.replace("/", "__"))
     if instance is None or not fields.ok:
         return None
     assert statement is not None
@@ -196,6 +201,14 @@ def scenario_data(
             files[f"{base}/gold.patch"] = gold.encode()
             data["reference_change"] = {"patch": f"{base}/gold.patch"}
     return data
+
+
+def _check_path_name(fields: Fields, name: str, value: str) -> None:
+    """A field that names a directory (the instance's fixtures, the repository's clone) must be a
+    plain name: a problem, before anything is written, when it would lead elsewhere."""
+    problem = path_name_problem(value)
+    if problem is not None:
+        fields.problem(name, f"{value!r} {problem}: it names a directory, so it must be a name")
 
 
 IMPORTER = SweBenchImporter()
