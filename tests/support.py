@@ -120,3 +120,12 @@ def attempt_record(
         "duration_sec": 1.0,
     }
     return AttemptRecord(**{**values, **overrides})
+
+
+def pipe_at(number: int) -> tuple[int, int]:
+    """A pipe whose read end has the descriptor `number` (free when called); (read, write)."""
+    read_end, write_end = os.pipe()
+    if read_end != number:
+        os.dup2(read_end, number)
+        os.close(read_end)
+    return number, write_end

@@ -182,9 +182,16 @@ class LoopbackServer:
         self._serve(listener)
 
     async def close(self) -> None:
+        loop = asyncio.get_running_loop()
         for task in list(self._tasks):
             task.cancel()
         for listener in self.listeners:
+            # The cancelled accept removes its reader only on the loop's next turn. Closed before
+            # that, the descriptor's number is free while the selector still holds a key for it:
+            # a pidfd or pipe opened meanwhile gets that number, the loop takes the stale key for
+            # its own and never registers it with epoll, and that child's exit is never seen.
+            with contextlib.suppress(ValueError):
+                loop.remove_reader(listener)
             listener.close()
         for writer in list(self.connections):
             writer.close()

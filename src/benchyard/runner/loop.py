@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import selectors
 import sys
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from _typeshed import FileDescriptorLike
 
 T = TypeVar("T")
 OPEN_FILES = 65536  # enough for -j 100; some programs walk every possible descriptor
@@ -25,7 +29,8 @@ def run_async(work: Coroutine[Any, Any, T]) -> T:
             watched = True
     raise_open_files_limit()
     try:
-        return asyncio.run(work)
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            return runner.run(work)
     finally:
         if watched:  # the watcher belongs to the loop that just closed: let others make theirs
             asyncio.set_child_watcher(None)  # type: ignore[arg-type]  # None resets the default
@@ -41,3 +46,27 @@ def raise_open_files_limit() -> None:
     if soft < wanted:
         with contextlib.suppress(ValueError, OSError):
             resource.setrlimit(resource.RLIMIT_NOFILE, (wanted, hard))
+
+
+class ReArmingSelector(selectors.EpollSelector):
+    """An epoll selector that re-registers a descriptor with the kernel whenever its key changes.
+
+    The standard one only replaces a key's data when its events stay the same. If the descriptor
+    was closed while still registered (epoll then forgets it) and its number was reused by a new
+    pipe or pidfd, the loop takes the stale key for the new descriptor's and never registers it:
+    its output or its child's exit is never seen, and an attempt waits for ever. Unregistering and
+    registering again on each change of a key (rare: a reader or writer added or replaced) makes
+    that impossible, for two system calls."""
+
+    def modify(
+        self, fileobj: FileDescriptorLike, events: int, data: Any = None
+    ) -> selectors.SelectorKey:
+        self.unregister(fileobj)  # KeyError when it is not registered, as the standard one
+        return self.register(fileobj, events, data)
+
+
+def new_event_loop() -> asyncio.AbstractEventLoop:
+    """An event loop whose selector cannot lose a reused descriptor (ReArmingSelector)."""
+    if hasattr(selectors, "EpollSelector"):
+        return asyncio.SelectorEventLoop(ReArmingSelector())
+    return asyncio.new_event_loop()

@@ -14,6 +14,8 @@ from typing import IO
 
 READ_CHUNK = 65536
 DRAIN_AFTER_KILL_SEC = 2.0
+EXIT_POLL_SEC = 1.0  # how often a child's exit is also polled for, whatever its pidfd says
+KILL_GRACE_SEC = 5.0  # how long a killed process tree is waited for before the caller goes on
 
 
 @dataclass
@@ -102,16 +104,20 @@ async def _supervise(
 ) -> ProcessOutcome:
     """Wait for the process until the deadline, reading its output meanwhile."""
     assert process.stdout is not None and process.stderr is not None
-    exited = _exit_status(process)
+    watch = ExitWatch(process)
     readers = asyncio.gather(
         _read_pipe(process.stdout, output_cap_bytes), _read_pipe(process.stderr, output_cap_bytes)
     )
-    returncode: int | None = None
     try:
-        returncode = await asyncio.wait_for(asyncio.shield(exited), timeout_sec)
-    except TimeoutError:
-        kill_tree(process.pid)
-        await exited
+        returncode = await watch.wait(timeout_sec)
+        if returncode is None:  # the deadline
+            kill_tree(process.pid)
+            await watch.reap()
+        else:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(
+                    process.pid, signal.SIGKILL
+                )  # leftovers the agent started in the background
     except asyncio.CancelledError:
         # Reap the killed tree and close the pipes while the loop still runs, so nothing is left
         # for the garbage collector to close after the loop has gone.
@@ -120,11 +126,10 @@ async def _supervise(
         with contextlib.suppress(asyncio.CancelledError, OSError):
             await readers
         with contextlib.suppress(asyncio.CancelledError):
-            await exited
+            await watch.reap()
         raise
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # leftovers the agent started in the background
+    finally:
+        watch.close()
     try:
         (stdout, stdout_dropped), (stderr, stderr_dropped) = await asyncio.wait_for(
             readers, DRAIN_AFTER_KILL_SEC
@@ -175,38 +180,60 @@ def _abandon(starting: asyncio.Future[subprocess.Popen[bytes]]) -> None:
     threading.Thread(target=process.communicate, daemon=True).start()
 
 
-def _exit_status(process: subprocess.Popen[bytes]) -> asyncio.Future[int]:
-    """The process's exit status, without a wait that blocks the loop: the loop watches a pidfd
-    of the process (Linux), else a thread of its own waits (as asyncio's own child watcher does;
-    a thread costs milliseconds to start on a loaded machine)."""
-    loop = asyncio.get_running_loop()
-    status: asyncio.Future[int] = loop.create_future()
-    try:
-        pidfd = os.pidfd_open(process.pid)
-    except (AttributeError, OSError):
-        threading.Thread(target=_wait_in_thread, args=(process, loop, status), daemon=True).start()
-        return status
+class ExitWatch:
+    """A child's exit, seen two ways so that it cannot be missed: the loop watches a pidfd of the
+    process (Linux; else a thread waits for it, as asyncio's own child watcher does), and a
+    waitpid(WNOHANG) every EXIT_POLL_SEC catches an exit whose notification was lost (a descriptor
+    closed while registered on the loop and its number reused, say)."""
 
-    def exited() -> None:
-        loop.remove_reader(pidfd)
-        os.close(pidfd)
-        _settle(status, process.wait())  # a zombie by now: reaped at once
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        self.process = process
+        self.loop = asyncio.get_running_loop()
+        self.status: asyncio.Future[int] = self.loop.create_future()
+        self._pidfd: int | None = None
+        try:
+            self._pidfd = os.pidfd_open(process.pid)
+        except (AttributeError, OSError):
+            threading.Thread(target=self._wait_in_thread, daemon=True).start()
+        else:
+            self.loop.add_reader(self._pidfd, self.check)
 
-    loop.add_reader(pidfd, exited)
-    return status
+    def check(self) -> None:
+        """Settle the status if the process has ended (reaping it: a zombie by then)."""
+        returncode = self.process.poll()
+        if returncode is not None:
+            self.close()
+            _settle(self.status, returncode)
 
+    async def wait(self, timeout_sec: float | None) -> int | None:
+        """The exit status, or None when the process still runs after `timeout_sec`."""
+        deadline = None if timeout_sec is None else self.loop.time() + timeout_sec
+        while not self.status.done():
+            left = EXIT_POLL_SEC if deadline is None else deadline - self.loop.time()
+            if left <= 0:
+                return None
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.status), min(left, EXIT_POLL_SEC))
+            self.check()
+        return self.status.result()
 
-def _wait_in_thread(
-    process: subprocess.Popen[bytes], loop: asyncio.AbstractEventLoop, status: asyncio.Future[int]
-) -> None:
-    returncode = process.wait()
-    with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
-        loop.call_soon_threadsafe(_settle, status, returncode)
+    async def reap(self) -> None:
+        """Wait for a killed process to end; one that outlives KILL_GRACE_SEC (stuck in the
+        kernel) is left to a thread that reaps it when it ends, and the caller goes on."""
+        if await self.wait(KILL_GRACE_SEC) is None:
+            threading.Thread(target=self.process.wait, daemon=True).start()
 
+    def close(self) -> None:
+        """Stop watching the pidfd: its reader removed from the loop before the number is freed."""
+        if self._pidfd is not None:
+            self.loop.remove_reader(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
 
-def _settle(status: asyncio.Future[int], returncode: int) -> None:
-    if not status.done():
-        status.set_result(returncode)
+    def _wait_in_thread(self) -> None:
+        returncode = self.process.wait()
+        with contextlib.suppress(RuntimeError):  # the loop has closed meanwhile
+            self.loop.call_soon_threadsafe(_settle, self.status, returncode)
 
 
 async def _read_pipe(pipe: IO[bytes], cap: int) -> tuple[bytes, int]:
@@ -220,3 +247,8 @@ async def _read_pipe(pipe: IO[bytes], cap: int) -> tuple[bytes, int]:
         return await read_capped(reader, cap)
     finally:
         transport.close()
+
+
+def _settle(status: asyncio.Future[int], returncode: int) -> None:
+    if not status.done():
+        status.set_result(returncode)
