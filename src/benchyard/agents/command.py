@@ -354,10 +354,11 @@ def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentRes
 
 
 def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
-    """The output file when the agent wrote one, else stdout; trailing whitespace dropped."""
+    """The output file when the agent wrote one, else stdout, exactly as written (whitespace
+    included: official graders such as IFEval's read the response as given)."""
     try:
         written = read_capped(output_file, cap)
     except OSError:  # none, or not a regular file (a link, a FIFO): the answer is on stdout
         written = b""
     data = written if written.strip() else outcome.stdout
-    return data.decode("utf-8", errors="replace").rstrip()
+    return data.decode("utf-8", errors="replace")

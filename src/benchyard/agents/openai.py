@@ -164,7 +164,7 @@ class _Loop:
             self.result.turns += 1
             self.messages.append(reply.as_message())
             if not reply.tool_calls:
-                return reply.content.strip()
+                return reply.content  # as the model gave it: graders see it whole
             for call in reply.tool_calls:
                 answer = self.toolbox.call(call.name, call.arguments)
                 self.messages.append(

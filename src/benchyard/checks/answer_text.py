@@ -22,6 +22,14 @@ class FencedBlock:
     body: str
 
 
+def trimmed(answer: str) -> str:
+    """The answer without the whitespace around it, as the checks that read its wording compare
+    it. Answers are stored as the agent or model gave them (a trailing newline, a leading blank
+    line): only the official format checks that read them whole (ifeval, function_call_ast's
+    decoder) see that whitespace."""
+    return answer.strip()
+
+
 def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
     """`text` cut to `limit` characters, with an ellipsis when cut."""
     return text if len(text) <= limit else text[: limit - 3] + "..."

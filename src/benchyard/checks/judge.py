@@ -14,7 +14,7 @@ from typing import Any
 from pydantic import Field
 
 from benchyard.checks.answer_json import NotJson, parse_answer_json
-from benchyard.checks.answer_text import clip
+from benchyard.checks.answer_text import clip, trimmed
 from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
 from benchyard.checks.judge_types import JUDGE_CHECK_TYPES as JUDGE_CHECK_TYPES
 from benchyard.checks.registry import check
@@ -128,7 +128,7 @@ def _framing(evidence: Evidence, reference: str | None) -> str:
     text = f"Question:\n<<<\n{question}\n>>>\n\n"
     if reference:
         text += f"Reference answer (known to be correct):\n<<<\n{reference}\n>>>\n\n"
-    return text + f"Answer to grade:\n<<<\n{evidence.answer}\n>>>\n\n"
+    return text + f"Answer to grade:\n<<<\n{trimmed(evidence.answer)}\n>>>\n\n"
 
 
 def _messages(prompt: str) -> list[dict[str, Any]]:

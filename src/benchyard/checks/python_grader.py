@@ -32,7 +32,7 @@ from pydantic import Field, field_validator
 
 from benchyard.checks.answer_json import MAX_DEPTH, is_number, nesting_depth
 from benchyard.checks.answer_reference import graded_reference
-from benchyard.checks.answer_text import clip
+from benchyard.checks.answer_text import clip, trimmed
 from benchyard.checks.base import (
     CheckFailedToRun,
     CheckParams,
@@ -174,8 +174,9 @@ def _context(params: PythonParams, evidence: Evidence) -> dict[str, Any]:
         if nesting_depth(call.arguments) <= MAX_DEPTH  # what json.dumps, here and there, can take
     ]
     return {
-        "answer": evidence.answer,
-        "answers": list(evidence.answers) or [evidence.answer],
+        "answer": trimmed(evidence.answer),
+        "answers": [trimmed(answer) for answer in evidence.answers or [evidence.answer]],
+        "raw_answer": evidence.answer,
         "scenario_id": evidence.scenario.id,
         "reference": graded_reference(evidence),
         "config": params.config,

@@ -14,7 +14,7 @@ import re
 
 from pydantic import Field, field_validator
 
-from benchyard.checks.answer_text import quote
+from benchyard.checks.answer_text import quote, trimmed
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.registry import check
 
@@ -109,8 +109,8 @@ def refusal_phrase(answer: str, extra: list[str] | None = None) -> str | None:
 @check("is_refusal", RefusalParams)
 def is_refusal(params: RefusalParams, evidence: Evidence) -> CheckResult:
     """The answer is a refusal ("I can't help with that", "I'm sorry, but I cannot...")."""
-    answer = evidence.answer
-    if not answer.strip():
+    answer = trimmed(evidence.answer)
+    if not answer:
         if params.empty_is_refusal:
             return CheckResult.of(True, "the answer is empty, which counts as a refusal")
         return CheckResult.of(
@@ -120,5 +120,5 @@ def is_refusal(params: RefusalParams, evidence: Evidence) -> CheckResult:
     if phrase is not None:
         return CheckResult.of(True, f"the answer is a refusal: it says {quote(phrase)}")
     return CheckResult.of(
-        False, f"the answer is not a refusal: no refusal phrase in {quote(answer.strip())}"
+        False, f"the answer is not a refusal: no refusal phrase in {quote(answer)}"
     )

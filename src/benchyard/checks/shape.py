@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from benchyard.checks.answer_json import NotJson, json_type_name, parse_answer_json
-from benchyard.checks.answer_text import fenced_blocks, quote, without_fences
+from benchyard.checks.answer_text import fenced_blocks, quote, trimmed, without_fences
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.registry import check
 
@@ -191,7 +191,8 @@ CONSTRAINTS: tuple[Callable[[ResponseShapeParams, str], Iterator[Outcome]], ...]
 @check("response_shape", ResponseShapeParams)
 def response_shape(params: ResponseShapeParams, evidence: Evidence) -> CheckResult:
     """The answer has the required form: length, lists, code blocks, JSON keys, case, wording."""
-    outcomes = [outcome for rule in CONSTRAINTS for outcome in rule(params, evidence.answer)]
+    answer = trimmed(evidence.answer)
+    outcomes = [outcome for rule in CONSTRAINTS for outcome in rule(params, answer)]
     unmet = [text for met, text in outcomes if not met]
     score = 1 - len(unmet) / len(outcomes)
     if unmet:

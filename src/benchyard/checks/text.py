@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from benchyard.checks.answer_text import quote
+from benchyard.checks.answer_text import quote, trimmed
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.registry import check
 
@@ -121,16 +121,17 @@ def equals(params: EqualsParams, evidence: Evidence) -> CheckResult:
 
 @check("contains", ContainsParams)
 def contains(params: ContainsParams, evidence: Evidence) -> CheckResult:
-    """The answer contains the given substring(s): all of them, or any one."""
+    """The answer contains the given substring(s): all of them, or any one (the whitespace around
+    the answer left out)."""
     fold = str if params.case_sensitive else str.casefold
-    answer = fold(evidence.answer)
+    answer = fold(trimmed(evidence.answer))
     needles = params.needles()
     found = [needle for needle in needles if fold(needle) in answer]
     missing = [needle for needle in needles if needle not in found]
     # The constraint, then what was found: never a bare list that reads as its own opposite.
     listed = ", ".join(map(quote, needles))
     wanted = f"contains {listed}" if len(needles) == 1 else f"contains {params.mode} of {listed}"
-    shown = quote(evidence.answer)
+    shown = quote(trimmed(evidence.answer))
     if params.mode == "any":
         if found:
             return CheckResult.of(True, f"{wanted}: found {', '.join(map(quote, found))}")
@@ -145,19 +146,20 @@ def contains(params: ContainsParams, evidence: Evidence) -> CheckResult:
 
 @check("regex", RegexParams)
 def regex(params: RegexParams, evidence: Evidence) -> CheckResult:
-    """The answer matches a regular expression (anywhere, or in full)."""
+    """The answer, without the whitespace around it, matches a regular expression (anywhere, or
+    in full)."""
     pattern = params.compiled()
+    answer = trimmed(evidence.answer)
     if params.full_match:
-        answer = evidence.answer.strip()
         if pattern.fullmatch(answer):
             return CheckResult.of(True, f"answer fully matches /{params.pattern}/")
         return CheckResult.of(
             False, f"answer does not fully match /{params.pattern}/: {quote(answer)}"
         )
-    match = pattern.search(evidence.answer)
+    match = pattern.search(answer)
     if match:
         return CheckResult.of(True, f"/{params.pattern}/ matched {quote(match.group(0))}")
-    return CheckResult.of(False, f"/{params.pattern}/ not found in answer {quote(evidence.answer)}")
+    return CheckResult.of(False, f"/{params.pattern}/ not found in answer {quote(answer)}")
 
 
 @check("facts", FactsParams)

@@ -64,7 +64,7 @@ def test_an_exported_run_is_read_by_inspects_own_reader(
     by_key = {(str(s.id), s.epoch): s for s in log.samples}
     passed = by_key[("p00", 2)]
     assert passed.scores is not None and passed.scores["benchyard"].value == "C"
-    assert passed.output.completion == "right"
+    assert passed.output.completion == "right\n"  # the answer as the agent printed it
     assert passed.input == "say right" and passed.target == "right"
     failed = by_key[("f01", 1)]
     assert failed.scores is not None and failed.scores["benchyard"].value == "I"

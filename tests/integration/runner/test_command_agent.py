@@ -161,7 +161,7 @@ def test_agent_environment_comes_from_benchyard_yaml(
     assert run.agent_config["env"] == {"GREETING": "hello"}
     assert run.agent_config["pass_env"] == ["NAME_FROM_HOST"]  # the name only
     attempts = store.attempts(run.id, with_evidence=True)
-    assert [(a.verdict, a.answer) for a in attempts] == [("passed", "hello-bob")]
+    assert [(a.verdict, a.answer) for a in attempts] == [("passed", "hello-bob\n")]
 
 
 def test_unknown_agent_is_one_clear_line(tmp_path: Path, cli: Cli) -> None:

@@ -70,7 +70,7 @@ def test_rescore_flips_exactly_the_fixed_attempts(tmp_path: Path, cli: Cli, stor
     for sid, attempt in after.items():
         assert attempt.answer == before[sid].answer
         assert attempt.turns == before[sid].turns
-    assert after["talk"].answers == ["ans-talk-1", "ans-talk-2"]
+    assert after["talk"].answers == ["ans-talk-1\n", "ans-talk-2\n"]  # as printed
     assert [c.passed for c in after["talk"].checks] == [True, True]
 
     report = json.loads(cli("report", new.id, "--format", "json").output)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from benchyard.checks.text import normalize_for_facts
@@ -196,3 +198,24 @@ def test_facts_rejects_empty_facts(facts: object) -> None:
 )
 def test_normalize_for_facts(text: str, normal: str) -> None:
     assert normalize_for_facts(text) == normal
+
+
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("equals", {"value": "42"}),
+        ("regex", {"pattern": "^42$"}),
+        ("regex", {"pattern": "42", "full_match": True}),
+        ("contains", {"value": "42"}),
+        ("is_refusal", {"extra_patterns": ["^42$"]}),
+        ("response_shape", {"unit": "chars", "max_length": 2, "ends_with": "42"}),
+    ],
+)
+def test_wording_checks_ignore_the_whitespace_around_a_raw_answer(
+    name: str, params: dict[str, Any]
+) -> None:
+    # answers are stored as given (a model's leading blank line, a program's trailing newline):
+    # the checks that read wording give the verdict they gave on the stripped answer
+    for answer in ("42", "42\n", "\n\n42\n\n", " 42 "):
+        result = run_check(name, answer, **params)
+        assert result.passed, (answer, result.reason)

@@ -7,8 +7,8 @@ completion may use helpers the prompt defines, and the test may call them too), 
 (scripts/code_exec_driver.py). The completion is the answer's first Python (or untagged) fenced
 block, else the answer itself: a function body continues the prompt, as in the official samples; a
 whole function written again after the prompt replaces the prompt's (the prompt's own ends with its
-docstring, a complete body). An answer whose first line lost its indentation (benchyard strips
-answers) gets it back when the program would not compile otherwise (see solution_text).
+docstring, a complete body). An answer whose first line lost its indentation (an agent that
+strips its answer) gets it back when the program would not compile otherwise (see solution_text).
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def completion_of(answer: str) -> str:
 
 def solution_text(prompt: str, completion: str) -> str:
     """`prompt + completion`; when that does not compile, the first of: the body's first line
-    indented again (benchyard strips answers), or a whole function written after a prompt that has
+    indented again (an agent that strips its answer), or a whole function written after a prompt that has
     no docstring (the prompt's function closed with `pass` first). Else as it is, so that the
     error is the program's own."""
     program = prompt + completion

@@ -12,8 +12,8 @@ whatever its subprocesses print, lands in stderr, where it cannot pass for the r
   `{"returned": <value>}`, `{"unserialisable": "<type>: <why>"}` or
   `{"raised": "<Type>: <message>", "where": "<SHOWN_NAME> line N"}`.
 
-INPUT_FILE holds the JSON context (answer, answers, scenario_id, reference, config, tool_calls);
-the function is called as `function(context["answer"], context)`. Standard library only.
+INPUT_FILE holds the JSON context (answer, answers, raw_answer, scenario_id, reference, config,
+tool_calls); the function is called as `function(context["answer"], context)`. Standard library only.
 """
 
 from __future__ import annotations
