@@ -7,6 +7,7 @@ run before; now the harness refuses them and the run finishes."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -185,3 +186,62 @@ def test_a_change_with_odd_files_is_collected_without_a_harness_error(project_cl
     assert attempts["special-files"].verdict == "failed"
     assert "sparse.bin" in (attempts["special-files"].patch or "")  # the reason it was refused
     assert attempts["nested-git"].verdict == "passed"
+
+
+DEEP_AGENT = """\
+import os, sys
+answer = "ok"
+for _ in range(5000):  # a tree deeper than any recursion limit
+    os.mkdir("d")
+    os.chdir("d")
+    open("f", "w").close()
+print(answer)
+"""
+
+
+def test_a_deep_tree_in_the_workdir_is_the_agent_s_own_failure(
+    project_cli: Cli, tmp_path: Path
+) -> None:
+    """5,000 nested directories: shutil.rmtree raised RecursionError (the run exited 1 with a
+    traceback and left its scratch directory); now the tree is removed, the change refused with
+    its cause, and nothing is left in the work root."""
+    fixtures = project_cli.cwd / "bench" / "scenarios" / "fixtures" / "repo"
+    fixtures.mkdir(parents=True)
+    (fixtures / "module.py").write_text("VALUE = 1\n", encoding="utf-8")
+    coding = {
+        "id": "deep-coding",
+        "category": "coding",
+        "stimulus": {"task": "change module.py"},
+        "fixtures": {"files": [{"src": "fixtures/repo", "dest": "."}]},
+        "checks": [{"type": "diff_quality", "protected_paths": []}],
+    }
+    bench = write_benchmark(project_cli.cwd / "bench", [{**CONTROL, "id": "deep"}, coding])
+    agent = project_cli.cwd / "agents" / "deep.py"
+    agent.parent.mkdir(parents=True, exist_ok=True)
+    agent.write_text(DEEP_AGENT, encoding="utf-8")
+    work_root = tmp_path / "work-root"
+    work_root.mkdir()
+    process = project_cli.process(
+        "run", str(bench), "--agent-cmd", f"python3 {agent}", "-q",
+        env={**os.environ, "BENCHYARD_WORK_ROOT": str(work_root)},
+    )  # fmt: skip
+    try:
+        out, err = process.communicate(timeout=RUN_LIMIT_SEC)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"benchyard run hung for {RUN_LIMIT_SEC}s") from None
+    assert "Traceback" not in err, err
+    assert process.returncode == 0, out + err
+    assert list(work_root.iterdir()) == []  # every scratch directory removed
+    store = Store.open(project_cli.db_url)
+    try:
+        attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
+    finally:
+        store.close()
+    assert attempts["deep"].verdict == "passed"
+    assert attempts["deep-coding"].verdict == "failed"  # its own change: counted against it
+    assert attempts["deep-coding"].failure_kind != "harness_error"
+    assert "levels deep" in (attempts["deep-coding"].cause or "") + str(
+        [check.reason for check in attempts["deep-coding"].checks]
+    )

@@ -5,10 +5,11 @@ git runs on the host, on files an agent wrote, but never executes anything from 
 directory lives outside the workdir, and no hooks, filters or external diff drivers are
 configured. Before the diff, the workdir is walked without following links: every `.git` the agent
 left in it is removed (git would read a nested repository's files, wherever its `gitdir:` points),
-and a file over WORKDIR_FILE_CAP_BYTES or more than WORKDIR_ENTRIES_CAP entries refuse the patch
-(git would read all of a sparse 100 GB file). Links are recorded as links, special files (FIFOs,
-sockets) are left out, and file names that are not UTF-8 are quoted in the patch as git quotes
-them.
+and a file over WORKDIR_FILE_CAP_BYTES, more than WORKDIR_ENTRIES_CAP entries or directories
+nested over WORKDIR_DEPTH_CAP deep refuse the patch (git would read all of a sparse 100 GB file);
+the walk and the removal are iterative, so no depth crashes them. Links are recorded as links,
+special files (FIFOs, sockets) are left out, and file names that are not UTF-8 are quoted in the
+patch as git quotes them.
 """
 
 from __future__ import annotations
@@ -16,17 +17,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from benchyard.checks.base import FileChange
 from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.untrusted import remove_tree, walk_tree
 
 GIT_TIMEOUT_SEC = 60.0
 PATCH_CAP_BYTES = 4 * 1024 * 1024
 WORKDIR_FILE_CAP_BYTES = 64 * 1024 * 1024
 WORKDIR_ENTRIES_CAP = 100_000
+WORKDIR_DEPTH_CAP = 256  # git's paths must fit in PATH_MAX, and its walk in its stack
 ERROR_TAIL_CHARS = 300
 # Caches that tools leave behind: never part of the agent's change.
 JUNK_PATTERNS = ("__pycache__/", "*.py[cod]", ".pytest_cache/", ".mypy_cache/", ".ruff_cache/")
@@ -111,27 +113,31 @@ def _too_much_to_collect(workdir: Path) -> str | None:
     """Remove the `.git` entries the agent left in the workdir; then why the workdir is too big
     for its change to be collected, or None."""
     entries = 0
-    for directory, subdirectories, files in os.walk(workdir):
-        if ".git" in subdirectories or ".git" in files:
-            _remove_git_entry(Path(directory, ".git"))
-        subdirectories[:] = [name for name in subdirectories if name != ".git"]
-        entries += len(subdirectories) + len(files)
-        if entries > WORKDIR_ENTRIES_CAP:
-            return f"the workdir holds over {WORKDIR_ENTRIES_CAP} files and directories"
-        for name in files:
-            size = _size(os.path.join(directory, name))
-            if size > WORKDIR_FILE_CAP_BYTES:
-                shown = os.path.relpath(os.path.join(directory, name), workdir)
-                readable = shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-                return f"{readable} is {size} bytes, over {WORKDIR_FILE_CAP_BYTES}"
+    try:
+        for directory, subdirectories, files in walk_tree(workdir, strict=True):
+            if ".git" in subdirectories or ".git" in files:
+                remove_tree(directory / ".git", ignore_errors=True)
+            subdirectories[:] = [name for name in subdirectories if name != ".git"]
+            entries += len(subdirectories) + len(files)
+            if entries > WORKDIR_ENTRIES_CAP:
+                return f"the workdir holds over {WORKDIR_ENTRIES_CAP} files and directories"
+            if subdirectories and len(directory.relative_to(workdir).parts) >= WORKDIR_DEPTH_CAP:
+                return f"the workdir nests directories over {WORKDIR_DEPTH_CAP} levels deep"
+            for name in files:
+                size = _size(os.path.join(directory, name))
+                if size > WORKDIR_FILE_CAP_BYTES:
+                    return f"{_shown(directory / name, workdir)} is {size} bytes, over " + str(
+                        WORKDIR_FILE_CAP_BYTES
+                    )
+    except OSError as error:
+        where = _shown(Path(error.filename), workdir) if error.filename else "the workdir"
+        return f"{where} cannot be read: {error.strerror}"
     return None
 
 
-def _remove_git_entry(path: Path) -> None:
-    if path.is_symlink() or not path.is_dir():
-        path.unlink(missing_ok=True)
-    else:
-        shutil.rmtree(path, ignore_errors=True)
+def _shown(path: Path, workdir: Path) -> str:
+    shown = os.path.relpath(path, workdir)
+    return shown.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _size(path: str) -> int:

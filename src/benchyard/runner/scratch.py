@@ -4,7 +4,6 @@ the directory removed on exit."""
 
 from __future__ import annotations
 
-import shutil
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Self
@@ -15,6 +14,7 @@ from benchyard.sandbox.base import Sandbox
 from benchyard.sandbox.registry import SandboxOptions, build_sandbox
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
+from benchyard.untrusted import remove_tree
 
 if TYPE_CHECKING:
     from benchyard.runner.execute import RunSettings
@@ -36,7 +36,7 @@ class ScratchSandbox:
 
     def __exit__(self, *exc_info: object) -> None:
         if self._scratch is not None:
-            shutil.rmtree(self._scratch, ignore_errors=True)
+            remove_tree(self._scratch, ignore_errors=True)
 
     def _scratch_dir(self) -> Path:
         if self._scratch is None:

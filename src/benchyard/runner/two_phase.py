@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import shutil
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -43,6 +42,7 @@ from benchyard.sandbox.base import SYSTEM_PATH, Sandbox
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
 from benchyard.spec.models import Scenario
+from benchyard.untrusted import remove_tree
 
 if TYPE_CHECKING:
     from benchyard.providers.judge import Judge
@@ -150,7 +150,7 @@ class CodingAttempt:
                 self.scenario_dir,
             )
         finally:
-            shutil.rmtree(base, ignore_errors=True)
+            remove_tree(base, ignore_errors=True)
 
     async def _build(self, workdir: Path, io_dir: Path, patch: Patch) -> str | None:
         """Fill a verification workdir; the reason the patch was not applied, or None."""
@@ -176,7 +176,7 @@ class CodingAttempt:
         return self.patch.stored() if self.patch else None
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        remove_tree(self.root, ignore_errors=True)
 
 
 async def run_agent(agent: Agent, task: AgentTask, coding: CodingAttempt | None) -> AgentResult:

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.spec.models import FixtureFile, Scenario
+from benchyard.untrusted import remove_tree, walk_tree
 
 
 @dataclass(frozen=True)
@@ -20,8 +21,8 @@ class AttemptDirs:
     io_dir: Path  # the protocol files, outside the workdir
 
     def remove(self) -> None:
-        shutil.rmtree(self.workdir, ignore_errors=True)
-        shutil.rmtree(self.io_dir, ignore_errors=True)
+        remove_tree(self.workdir, ignore_errors=True)
+        remove_tree(self.io_dir, ignore_errors=True)
 
 
 def make_scratch_layout(scratch: Path) -> None:
@@ -68,11 +69,8 @@ def copy_fixtures(files: Iterable[FixtureFile], scenario_dir: Path, root: Path) 
 def _tree(source: Path) -> list[Path]:
     """The files and links below `source`, sorted, without following links to directories."""
     found = []
-    for directory, subdirectories, names in os.walk(source):
-        found += [Path(directory, name) for name in names]
-        found += [
-            Path(directory, name) for name in subdirectories if Path(directory, name).is_symlink()
-        ]
+    for directory, _, names in walk_tree(source):
+        found += [directory / name for name in names]
     return sorted(found)
 
 
@@ -109,5 +107,5 @@ def fresh_target(root: Path, relative: str) -> Path:
     if target.is_symlink() or target.is_file():
         target.unlink()
     elif target.is_dir():
-        shutil.rmtree(target)
+        remove_tree(target)
     return target

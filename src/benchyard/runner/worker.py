@@ -14,7 +14,6 @@ import asyncio
 import contextlib
 import os
 import re
-import shutil
 import tempfile
 import time
 from collections import deque
@@ -51,6 +50,7 @@ from benchyard.store.queue import (
 )
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
+from benchyard.untrusted import remove_tree
 
 if TYPE_CHECKING:
     from benchyard.executors.base import Executor
@@ -185,7 +185,7 @@ class Worker:
         if active is None:
             return
         if not active.executor.settings.keep_workdirs:
-            shutil.rmtree(active.executor.scratch, ignore_errors=True)
+            remove_tree(active.executor.scratch, ignore_errors=True)
         await active.executor.aclose()
 
     # ---- serving ------------------------------------------------------------------------
@@ -465,4 +465,4 @@ def remove_scratch_of(pids: set[int], work_root: str | None) -> None:
     for entry in root.glob(f"{SCRATCH_PREFIX}*"):
         match = pattern.match(entry.name)
         if match and int(match.group(1)) in pids:
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry, ignore_errors=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from benchyard.sandbox.base import SandboxUnavailable
+from benchyard.untrusted import walk_tree
 
 NOBODY = 65534
 
@@ -43,9 +44,9 @@ class SandboxUser:
             return
         for path in paths:
             os.lchown(path, self.uid, self.gid)
-            for directory, subdirectories, files in os.walk(path):
+            for directory, subdirectories, files in walk_tree(path):
                 for name in (*subdirectories, *files):
-                    os.lchown(os.path.join(directory, name), self.uid, self.gid)
+                    os.lchown(directory / name, self.uid, self.gid)
 
 
 @functools.cache

@@ -22,7 +22,6 @@ import concurrent.futures
 import contextlib
 import os
 import re
-import shutil
 import socket
 import tempfile
 import threading
@@ -54,6 +53,7 @@ from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark, load_benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord
+from benchyard.untrusted import remove_tree
 
 T = TypeVar("T")
 CANCEL_POLL_SEC = 0.1  # how often a running try looks whether its task was cancelled
@@ -205,7 +205,7 @@ class NodeState:
         """At exit (a Ray worker let go when idle): no run's scratch is left behind."""
         for tries in self.runs.values():
             if not tries.settings.keep_workdirs:
-                shutil.rmtree(tries.scratch, ignore_errors=True)
+                remove_tree(tries.scratch, ignore_errors=True)
 
     def _watch_children(self) -> None:
         """Children waited for through pidfds where the kernel has them (runner/loop.py)."""
@@ -287,7 +287,7 @@ class NodeState:
         try:
             return NodeTries(spec, benchmark, agent, settings, scratch)
         except BaseException:
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch, ignore_errors=True)
             raise
 
     def _benchmark(self, spec: RunSpec) -> Benchmark:
@@ -311,7 +311,7 @@ class NodeState:
         with contextlib.suppress(BaseException):
             asyncio.run_coroutine_threadsafe(tries.aclose(), self.loop).result(timeout=10)
         if not tries.settings.keep_workdirs:
-            shutil.rmtree(tries.scratch, ignore_errors=True)
+            remove_tree(tries.scratch, ignore_errors=True)
 
 
 def _unpacked(kind: str, shipped: Shipped) -> Path:
@@ -365,4 +365,4 @@ def remove_dead_scratch(work_root: str | None) -> None:
         for entry in root.glob("benchyard-*"):
             match = _SCRATCH.match(entry.name)
             if match and entry.is_dir() and not pid_alive(int(match.group(1))):
-                shutil.rmtree(entry, ignore_errors=True)
+                remove_tree(entry, ignore_errors=True)
