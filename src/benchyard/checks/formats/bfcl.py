@@ -8,7 +8,11 @@ What it grades is one model reply's calls, `[{name: {param: value}}]`:
   them (`calls: all`). Arguments that were not a JSON object make the reply undecodable.
 - `answer`: the answer's text read as a Python list of calls, as BFCL decodes prompt-mode output
   (`[f(a=1), g(b='x')]`; keyword arguments only; arithmetic on constants is computed without
-  running anything).
+  running anything). BFCL's decoder `eval`s arithmetic; benchyard computes none beyond its safety
+  bounds (an exponent over 1000, text repeated over 10,000 times, a number over 10**100) and does
+  not decode `**` arguments: a reply that is calls but for such values still counts as calls made
+  (NotComputed), as the official decoder would decode it. Arithmetic on anything but constants
+  (`len('ab') + 1`), which the official decoder runs, makes the reply undecodable here.
 
 Then, as the official checker does (`ast_checker.py`):
 
@@ -22,14 +26,14 @@ Then, as the official checker does (`ast_checker.py`):
   equals one of the possible answers: strings compared after removing spaces and `,./-_*^`,
   lower-cased, `'` as `"`; lists and dicts element by element; a parameter left out needs `""`
   among its possible answers.
-- **irrelevance**: passes when the reply holds no call (or cannot be decoded as calls).
+- **irrelevance**: passes when the reply holds no call (or cannot be decoded as calls; a reply
+  benchyard only declined to compute, NotComputed, holds calls and fails).
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import math
 import operator
 import re
 from collections.abc import Callable
@@ -94,8 +98,30 @@ class Undecodable(Exception):
     """The reply is not a list of calls."""
 
 
+class NotComputed(Undecodable):
+    """The reply is a list of calls, but holds values that benchyard does not compute (beyond its
+    safety bounds) or decode (`**` arguments), where BFCL's decoder would: calls were made, whose
+    arguments are not known here."""
+
+
+class _Skipped:
+    """A value left uncomputed; its reason is in the decoding's `skipped` list."""
+
+
+SKIPPED = _Skipped()
+
+
 def decode_answer(text: str) -> list[Call]:
-    """BFCL's prompt-mode decoding of a Python list of calls."""
+    """BFCL's prompt-mode decoding of a Python list of calls; NotComputed when the reply decodes
+    but for values beyond benchyard's bounds."""
+    skipped: list[str] = []
+    calls = _decode_calls(text, skipped)
+    if skipped:
+        raise NotComputed("; ".join(dict.fromkeys(skipped)))
+    return calls
+
+
+def _decode_calls(text: str, skipped: list[str]) -> list[Call]:
     text = text.strip("`\n ")
     if not text.startswith("["):
         text = "[" + text
@@ -108,18 +134,18 @@ def decode_answer(text: str) -> list[Call]:
         raise Undecodable(f"not Python: {error}") from None
     body = parsed.body
     if isinstance(body, ast.Call):
-        return [_call(body)]
+        return [_call(body, skipped)]
     if not isinstance(body, ast.List | ast.Tuple | ast.Set):
         raise Undecodable("not a list of calls")
     calls = []
     for element in body.elts:
         if not isinstance(element, ast.Call):
             raise Undecodable(f"not a call: {ast.unparse(element)[:60]}")
-        calls.append(_call(element))
+        calls.append(_call(element, skipped))
     return calls
 
 
-def _call(node: ast.Call) -> Call:
+def _call(node: ast.Call, skipped: list[str]) -> Call:
     parts = []
     func: ast.expr = node.func
     while isinstance(func, ast.Attribute):
@@ -129,13 +155,14 @@ def _call(node: ast.Call) -> Call:
         parts.append(func.id)
     arguments = {}
     for keyword in node.keywords:
-        if keyword.arg is None:
-            raise Undecodable("**kwargs in a call")
-        arguments[keyword.arg] = _value(keyword.value)
+        if keyword.arg is None:  # BFCL's decoder keeps it, under the name None
+            skipped.append("a ** argument, not decoded")
+            continue
+        arguments[keyword.arg] = _value(keyword.value, skipped)
     return {".".join(reversed(parts)): arguments}
 
 
-def _value(node: ast.expr) -> Any:
+def _value(node: ast.expr, skipped: list[str]) -> Any:
     if isinstance(node, ast.Constant):
         return "..." if node.value is Ellipsis else node.value
     if isinstance(node, ast.UnaryOp):
@@ -147,26 +174,26 @@ def _value(node: ast.expr) -> Any:
         except TypeError as error:
             raise Undecodable(f"cannot negate {node.operand.value!r}: {error}") from None
     if isinstance(node, ast.List):
-        return [_value(item) for item in node.elts]
+        return [_value(item, skipped) for item in node.elts]
     if isinstance(node, ast.Dict):
         if any(key is None for key in node.keys):
             raise Undecodable("** in a dict")
         try:
             return {
-                _value(k): _value(v)
+                _value(k, skipped): _value(v, skipped)
                 for k, v in zip(node.keys, node.values, strict=True)
                 if k is not None
             }
         except TypeError as error:
             raise Undecodable(f"a dict key that cannot be one: {error}") from None
     if isinstance(node, ast.BinOp):
-        return _arithmetic(node)
+        return _arithmetic(node, skipped)
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Call):
-        return ast.unparse(node) if not node.keywords else _call(node)
+        return ast.unparse(node) if not node.keywords else _call(node, skipped)
     if isinstance(node, ast.Tuple):
-        return tuple(_value(item) for item in node.elts)
+        return tuple(_value(item, skipped) for item in node.elts)
     if isinstance(node, ast.Subscript):
         return ast.unparse(node.value) + "[" + ast.unparse(node.slice) + "]"
     raise Undecodable(f"unsupported value {type(node).__name__}")
@@ -184,39 +211,57 @@ _OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
 _MAX_MAGNITUDE = 10**100
 
 
-def _arithmetic(node: ast.expr) -> Any:
+def _arithmetic(node: ast.expr, skipped: list[str]) -> Any:
     """BFCL evaluates arithmetic in a value (`2*3`); here without running anything: numbers and
-    text only, and results kept small (a model's `9**9**9` is no denial of service)."""
+    text only, and results kept small (a model's `9**9**9` is no denial of service). A result
+    beyond those bounds is SKIPPED, its reason added to `skipped`; so is any result computed
+    from it."""
     if isinstance(node, ast.Constant) and isinstance(node.value, int | float | str):
         return node.value
     if isinstance(node, ast.List | ast.Tuple):
-        items = [_arithmetic(item) for item in node.elts]
+        items = [_arithmetic(item, skipped) for item in node.elts]
         return items if isinstance(node, ast.List) else tuple(items)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub | ast.UAdd):
-        value = _arithmetic(node.operand)
-        return -value if isinstance(node.op, ast.USub) else +value
-    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
-        left, right = _arithmetic(node.left), _arithmetic(node.right)
-        if isinstance(node.op, ast.Pow) and (
-            not isinstance(right, int | float) or abs(right) > 1000
-        ):
-            raise Undecodable("an exponent too large to compute")
-        if isinstance(node.op, ast.Mult) and any(isinstance(side, str) for side in (left, right)):
-            count = right if isinstance(left, str) else left
-            if not isinstance(count, int) or count > 10_000:
-                raise Undecodable("text repeated too often")
+        value = _arithmetic(node.operand, skipped)
+        if value is SKIPPED:
+            return SKIPPED
         try:
-            result = _OPERATORS[type(node.op)](left, right)
-        except (ArithmeticError, TypeError, ValueError) as error:
+            return -value if isinstance(node.op, ast.USub) else +value
+        except TypeError as error:
             raise Undecodable(f"arithmetic failed: {error}") from None
-        if isinstance(result, int | float) and not isinstance(result, bool):
-            if (isinstance(result, float) and math.isfinite(result)) or abs(
-                result
-            ) < _MAX_MAGNITUDE:
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        left, right = _arithmetic(node.left, skipped), _arithmetic(node.right, skipped)
+        if SKIPPED in (left, right):
+            return SKIPPED
+        beyond = _beyond_bounds(node.op, left, right)
+        if beyond is None:
+            try:
+                result = _OPERATORS[type(node.op)](left, right)
+            except (ArithmeticError, TypeError, ValueError) as error:
+                raise Undecodable(f"arithmetic failed: {error}") from None
+            beyond = _too_large(result)
+            if beyond is None:
                 return result
-            raise Undecodable("a number too large")
-        return result
+        skipped.append(beyond)
+        return SKIPPED
     raise Undecodable(f"cannot compute {ast.unparse(node)[:60]}")
+
+
+def _beyond_bounds(op: ast.operator, left: Any, right: Any) -> str | None:
+    """Why benchyard will not compute `left op right`, or None."""
+    if isinstance(op, ast.Pow) and isinstance(right, int | float) and abs(right) > 1000:
+        return "an exponent too large to compute"
+    if isinstance(op, ast.Mult) and any(isinstance(side, str) for side in (left, right)):
+        count = right if isinstance(left, str) else left
+        if isinstance(count, int) and count > 10_000:
+            return "text repeated too often"
+    return None
+
+
+def _too_large(result: Any) -> str | None:
+    if isinstance(result, int) and not isinstance(result, bool) and abs(result) >= _MAX_MAGNITUDE:
+        return "a number too large"
+    return None
 
 
 @dataclass(frozen=True)
@@ -538,6 +583,18 @@ def grade(params: FunctionCallAstParams, evidence: Evidence) -> Verdict:
     )
     try:
         calls = calls_of(params, evidence)
+    except NotComputed as error:
+        if params.category == "irrelevance":
+            return Verdict(
+                False,
+                f"calls made where none applies (with values benchyard does not compute: {error})",
+                "irrelevance_error:decoder_success",
+            )
+        return Verdict(
+            False,
+            f"calls with values benchyard does not compute: {error}",
+            "ast_decoder:decoder_failed",
+        )
     except Undecodable as error:
         if params.category == "irrelevance":
             return VALID
