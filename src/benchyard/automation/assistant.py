@@ -181,7 +181,7 @@ def compare(
     runs: list[str],
     *,
     alpha: float = 0.05,
-    merged: bool = False,
+    merged: bool = True,
     allow_version_mismatch: bool = False,
 ) -> dict[str, Any]:
     from benchyard.report.compare import compare_runs

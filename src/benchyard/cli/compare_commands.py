@@ -67,7 +67,19 @@ def compare(
         bool, typer.Option("--flips-only", help="List only the scenarios whose verdict flipped.")
     ] = False,
     merged: Annotated[
-        bool, typer.Option("--merged", help="Merge each run with the runs it re-ran.")
+        bool,
+        typer.Option(
+            "--merged/--no-merge",
+            help="Merge each rerun with the runs it re-ran (the default; the output says so).",
+        ),
+    ] = True,
+    allow_partial: Annotated[
+        bool,
+        typer.Option(
+            "--allow-partial",
+            help="Compare a run that covers part of what the baseline covers (a rerun read "
+            "alone, other filters or limit, an unfinished run) instead of refusing it.",
+        ),
     ] = False,
     list_all: Annotated[
         bool,
@@ -108,6 +120,7 @@ def compare(
         alpha=alpha,
         merged=merged,
         allow_version_mismatch=allow_version_mismatch,
+        allow_partial=allow_partial,
         list_unchanged=list_all or format == "json",  # JSON keeps every row, as before
     )
     if format == "table":

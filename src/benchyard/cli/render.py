@@ -54,6 +54,7 @@ def _commit(run: RunRecord) -> str:
 
 
 def print_runs(store: Store, runs: list[RunRecord]) -> None:
+    from benchyard.report.lineage import lineage
     from benchyard.store.browse import node_counts
 
     table = Table()
@@ -67,7 +68,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         "attempts",
         "passed",
         "errors",
-        "parent",
+        "lineage",
         "nodes",
     ):
         table.add_column(column)
@@ -90,7 +91,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             else f"{finished}/{run.planned_attempts}",
             str(passed),
             Text(str(errors), style="bold red" if errors else ""),
-            (run.parent_run_id or "")[:8],
+            Text("; ".join(lineage(run))),
             Text(nodes_text(nodes.get(run.id, {}))),
         )
     _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")

@@ -97,7 +97,7 @@ def build_server(workspace: Workspace) -> MCPServer:
         baseline: Annotated[str, Field(description="The baseline run.")],
         run: Annotated[str, Field(description="The run to compare with it.")],
         alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05,
-        merged: bool = False,
+        merged: bool = True,  # a rerun merged with the run it re-ran, as `benchyard compare`
         allow_version_mismatch: bool = False,
     ) -> dict[str, Any]:
         """Compare two runs as `benchyard compare` does: paired flips, the accuracy delta with

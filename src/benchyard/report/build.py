@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 from benchyard.importers.metrics import PROVENANCE_SETTING, format_metrics
+from benchyard.report.lineage import lineage
 from benchyard.report.model import (
     AgentIdentity,
     BenchmarkIdentity,
@@ -104,6 +105,7 @@ def _run_info(run: RunRecord, chain: list[str], resumes: list[Resume]) -> RunInf
         merged_runs=chain,
         status_reason=run.status_reason,
         rescored_from=run.rescored_from,
+        lineage=lineage(run),
         resumes=resumes,
     )
 

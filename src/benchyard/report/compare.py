@@ -23,6 +23,7 @@ from typing import Any
 
 from benchyard.errors import BenchyardError
 from benchyard.report.build import benchmark_identity
+from benchyard.report.lineage import lineage, lineage_of
 from benchyard.report.model import (
     CandidateComparison,
     CategoryDelta,
@@ -56,18 +57,27 @@ def compare_runs(
     runs: Sequence[RunRecord],
     *,
     alpha: float = 0.05,
-    merged: bool = False,
+    merged: bool = True,
     allow_version_mismatch: bool = False,
+    allow_partial: bool = False,
     list_unchanged: bool = True,
 ) -> Comparison:
     """Each later run against the first. Every row whose verdicts differ is listed; the rows with
-    the same verdict in every run are counted, and listed too when `list_unchanged`."""
+    the same verdict in every run are counted, and listed too when `list_unchanged`.
+
+    A rerun is merged with the runs it re-ran (unless not `merged`), and its figures say so. A side
+    that covers part of what the baseline covers (a rerun read alone, other filters or limit, an
+    unfinished run) is refused, naming why, unless `allow_partial`: the McNemar test on the few
+    pairs it has would call a regression "no significant change"."""
     if len(runs) < 2:
         raise CompareRefused("give at least two runs: a baseline and a run to compare with it")
     if not allow_version_mismatch:
         check_same_benchmark(runs)
     sides = [_side(store, run, merged) for run in runs]
     baseline = sides[0]
+    if not allow_partial:
+        for side in sides:
+            check_whole(side, baseline)
     scenarios, unchanged = _rows([side.outcomes for side in sides], list_unchanged)
     return Comparison(
         alpha=alpha,
@@ -93,17 +103,60 @@ class _Side:
     figures: RunFigures
     categories: dict[str, _Tally]
     outcomes: dict[Key, Outcome]
+    run: RunRecord
+    planned: int  # the attempts the side should hold: its first run's plan
 
 
 def _side(store: Store, run: RunRecord, merged: bool) -> _Side:
     chain = store.run_chain(run) if merged else [run]
     outcomes = final_outcomes(store, [r.id for r in chain])
     categories = _tallies(outcomes.values())
+    figures = _figures(run, [r.id for r in chain], outcomes.values(), categories.values())
     return _Side(
-        figures=_figures(run, len(chain), outcomes.values(), categories.values()),
+        figures=figures,
         categories=categories,
         outcomes=outcomes,
+        run=run,
+        planned=chain[0].planned_attempts,
     )
+
+
+def check_whole(side: _Side, baseline: _Side) -> None:
+    """Refuse a side that holds part of what it should, or covers other scenarios than the
+    baseline, in one line that says why and what to do."""
+    run = side.run
+    short = run.id[:8]
+    hint = "; compare it anyway with --allow-partial"
+    if run.parent_run_id and len(side.figures.merged_runs) < 2:
+        raise CompareRefused(
+            f"run {short} is a rerun of {run.parent_run_id[:8]} ({len(side.outcomes)} attempts) "
+            f"read alone, not merged with the run it re-ran: its few pairs say nothing of the "
+            f"benchmark; compare it merged (the default, without --no-merge){hint}"
+        )
+    if len(side.outcomes) < side.planned:
+        raise CompareRefused(
+            f"run {short} is partial: {len(side.outcomes)} of its {side.planned} planned "
+            f"attempts finished (status {run.status}); wait for it to finish or rerun it{hint}"
+        )
+    here, there = _coverage(run.settings), _coverage(baseline.run.settings)
+    if here != there:
+        raise CompareRefused(
+            f"run {short} covers {_coverage_text(here)} but the baseline "
+            f"{baseline.run.id[:8]} covers {_coverage_text(there)}: their accuracies are of "
+            f"different scenarios{hint}"
+        )
+
+
+def _coverage(settings: Mapping[str, Any]) -> tuple[tuple[str, ...], object]:
+    """The part of the benchmark a run's settings select: its filters and its limit."""
+    return tuple(str(f) for f in settings.get("filters") or []), settings.get("limit") or None
+
+
+def _coverage_text(coverage: tuple[tuple[str, ...], object]) -> str:
+    filters, limit = coverage
+    parts = [*(["filter " + " ".join(filters)] if filters else [])]
+    parts += [f"limit {limit}"] if limit else []
+    return "; ".join(parts) or "all scenarios"
 
 
 def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
@@ -120,7 +173,7 @@ def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
 
 
 def _figures(
-    run: RunRecord, merged_runs: int, outcomes: Collection[Outcome], tallies: Collection[_Tally]
+    run: RunRecord, chain: list[str], outcomes: Collection[Outcome], tallies: Collection[_Tally]
 ) -> RunFigures:
     """The run's figures as its report's summary gives them (report/build.py's `summarise`),
     from its final outcomes and their tallies per category."""
@@ -128,9 +181,11 @@ def _figures(
     counted_turns = sum(o.turns for o in outcomes if o.verdict in COUNTED_VERDICTS)
     costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
     durations = [o.duration_sec for o in outcomes]
-    partial, scope = run_scope(run.parent_run_id, run.settings, merged_runs)
+    partial, scope = run_scope(run.parent_run_id, run.settings, len(chain))
     return RunFigures(
         id=run.id,
+        lineage=lineage(run),
+        merged_runs=chain,
         agent=run.agent_name,
         commit=run.agent_commit,
         dirty=run.agent_dirty,
@@ -212,6 +267,8 @@ def run_figures(report: RunReport) -> RunFigures:
     partial, scope = run_scope(run.parent_run_id, run.settings, len(run.merged_runs))
     return RunFigures(
         id=run.id,
+        lineage=lineage_of(run.parent_run_id, run.rescored_from, run.settings),
+        merged_runs=run.merged_runs,
         agent=run.agent.name,
         commit=run.agent.commit,
         dirty=run.agent.dirty,

@@ -56,7 +56,8 @@ def verdict_line(candidate: CandidateComparison, alpha: float) -> str:
         )
     if reasons:
         hint = (
-            f"; re-run the errors (`benchyard rerun {run} --failed`) and compare with --merged"
+            f"; re-run the errors (`benchyard rerun {run} --failed`) and compare again (a rerun "
+            "is merged with the run it re-ran)"
             if c.errors_hide_regression or c.significant_error_rise
             else ""
         )
@@ -78,6 +79,21 @@ def verdict_line(candidate: CandidateComparison, alpha: float) -> str:
             f"alpha {alpha:g})"
         )
     return f"run {run}: no significant change (McNemar p = {p:.4g}, alpha {alpha:g})"
+
+
+def provenance_lines(comparison: Comparison) -> list[str]:
+    """One line per compared run made from another (a rerun, a rescore, an import) or merged with
+    the runs it re-ran: no side of a comparison is one silently."""
+    from benchyard.report.lineage import merged_note
+
+    lines = []
+    for figures in [comparison.baseline, *(c.run for c in comparison.candidates)]:
+        parts = [*figures.lineage]
+        merged = merged_note(figures.merged_runs)
+        parts += [merged] if merged else []
+        if parts:
+            lines.append(f"run {figures.id[:8]}: " + "; ".join(parts))
+    return lines
 
 
 def _errors(run: RunFigures) -> str:
@@ -193,6 +209,7 @@ def comparison_markdown(comparison: Comparison, flips_only: bool = False) -> str
         f"# benchyard compare: {md_cell(base.benchmark.name)} {md_cell(base.benchmark.version)}",
         "",
         *(f"- {verdict_line(c, comparison.alpha)}" for c in comparison.candidates),
+        *(f"- {md_cell(line)}" for line in provenance_lines(comparison)),
         "",
         *_md_table(*summary_rows(comparison)),
         "",
@@ -305,6 +322,7 @@ def comparison_rich(comparison: Comparison, flips_only: bool = False) -> list[Re
     note = unchanged_note(comparison)
     return [
         *(Text(verdict_line(c, comparison.alpha)) for c in comparison.candidates),
+        *(Text(line) for line in provenance_lines(comparison)),
         rich_table("runs", *summary_rows(comparison)),
         rich_table("categories", *category_rows(comparison)),
         PlainTable("scenarios (flips first)", *scenario_rows(comparison, flips_only)),

@@ -66,7 +66,7 @@ def _suite(junit_run: JunitRun) -> ET.Element:
     suite = ET.Element(
         "testsuite",
         {
-            "name": clean(f"{run.benchmark.name} {run.benchmark.version} / {run.agent.name}"),
+            "name": clean(_suite_name(report)),
             "id": run.id,
             "tests": str(len(attempts)),
             "failures": str(sum(1 for a in attempts if a.verdict in ("failed", "timeout"))),
@@ -108,6 +108,19 @@ def _suite(junit_run: JunitRun) -> ET.Element:
         if attempt.verdict != "passed":
             _outcome(case, attempt)
     return suite
+
+
+def _suite_name(report: RunReport) -> str:
+    """Unique per run, and per merge: `starter 1.0 / mine / run 1a2b3c4d (merged: 0f9e8d7c +
+    1a2b3c4d)`. CI systems key test results by suite name, so two runs of one agent (a run and its
+    rerun) must not share one."""
+    run = report.run
+    name = f"{run.benchmark.name} {run.benchmark.version} / {run.agent.name} / run {run.id[:8]}"
+    if len(run.merged_runs) > 1:
+        name += f" (merged: {' + '.join(r[:8] for r in run.merged_runs)})"
+    elif run.lineage:
+        name += f" ({'; '.join(run.lineage)})"
+    return name
 
 
 def _outcome(case: ET.Element, attempt: AttemptRecord) -> None:

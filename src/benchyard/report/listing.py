@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from benchyard.report.lineage import lineage
 from benchyard.report.model import AgentIdentity, BenchmarkIdentity, ReportModel, RunInfo
 from benchyard.runner.failures import CLAIMED_KINDS
 from benchyard.store.records import AttemptRecord, RunRecord
@@ -44,7 +45,18 @@ class RunEntry(ReportModel):
     finished_attempts: int = Field(description="Final attempts written so far.")
     passed: int
     errors: int
-    parent_run_id: str | None
+    parent_run_id: str | None = Field(description="The run this one re-ran, if a rerun.")
+    rescored_from: str | None = Field(
+        default=None, description="The run whose recorded outputs this one re-graded."
+    )
+    imported_from: dict[str, Any] | None = Field(
+        default=None, description="The log this run was imported from (format, file, ...)."
+    )
+    lineage: list[str] = Field(
+        default_factory=list,
+        description="What the run was made from: 'rerun of ID', 'rescore of ID', "
+        "'imported from FORMAT FILE'.",
+    )
     nodes: dict[str, int] = Field(
         default_factory=dict,
         description="Final attempts per node they ran on (a machine, and its Ray node).",
@@ -126,6 +138,11 @@ def run_entry(
         passed=verdicts.get("passed", 0),
         errors=verdicts.get("error", 0),
         parent_run_id=run.parent_run_id,
+        rescored_from=run.rescored_from,
+        imported_from=imported
+        if isinstance(imported := run.settings.get("imported_from"), dict)
+        else None,
+        lineage=lineage(run),
         nodes=nodes or {},
     )
 

@@ -66,6 +66,11 @@ class RunInfo(ReportModel):
     rescored_from: str | None = Field(
         default=None, description="The run whose recorded outputs this one re-graded."
     )
+    lineage: list[str] = Field(
+        default_factory=list,
+        description="What the run was made from: 'rerun of ID', 'rescore of ID', "
+        "'imported from FORMAT FILE'.",
+    )
     resumes: list[Resume] = Field(
         default_factory=list, description="Each time a lost worker's attempts were taken back."
     )
@@ -219,6 +224,16 @@ class RunReport(ReportModel):
 
 class RunFigures(ReportModel):
     id: str
+    lineage: list[str] = Field(
+        default_factory=list,
+        description="What the run was made from: 'rerun of ID', 'rescore of ID', "
+        "'imported from FORMAT FILE'.",
+    )
+    merged_runs: list[str] = Field(
+        default_factory=list,
+        description="The runs whose final attempts make up these figures, oldest first: a rerun "
+        "merged with the runs it re-ran.",
+    )
     agent: str
     commit: str | None
     dirty: bool | None

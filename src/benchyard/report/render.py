@@ -124,7 +124,7 @@ def to_markdown(reports: list[RunReport]) -> str:
     for report in reports:
         summary = report.summary
         cells = [
-            report.run.id[:8],
+            report.run.id[:8] + (" (merged)" if len(report.run.merged_runs) > 1 else ""),
             md_cell(report.run.agent.name),
             commit_label(report),
             percent(summary.accuracy),
@@ -141,6 +141,8 @@ def to_markdown(reports: list[RunReport]) -> str:
             money(summary.cost_usd),
         ]
         lines.append("| " + " | ".join(cells) + " |")
+    provenance = [line for report in reports for line in _md_provenance(report)]
+    lines += ["", *provenance] if provenance else []
     if any(report.summary.errors for report in reports):
         lines += [""]
         lines += [
@@ -172,6 +174,17 @@ def to_markdown(reports: list[RunReport]) -> str:
             )
         lines += _md_review(report)
     return "\n".join(lines) + "\n"
+
+
+def _md_provenance(report: RunReport) -> list[str]:
+    """What a run was made from and what it was merged with, as a list item; none for a run
+    read alone that was made from nothing else."""
+    from benchyard.report.lineage import merged_note
+
+    parts = [*report.run.lineage]
+    merged = merged_note(report.run.merged_runs)
+    parts += [merged] if merged else []
+    return [f"- run {report.run.id[:8]}: {md_cell('; '.join(parts))}"] if parts else []
 
 
 def _md_categories(report: RunReport) -> list[str]:
@@ -338,10 +351,15 @@ def to_rich(report: RunReport) -> list[RenderableType]:
 
 def _run_history_rows(report: RunReport) -> list[tuple[str, str]]:
     """Why the run ended as it did, what it re-graded, how often it was resumed."""
+    from benchyard.report.lineage import merged_note
+
     run = report.run
     rows = [("reason", run.status_reason)] if run.status_reason else []
     if run.rescored_from:
         rows.append(("rescores", f"run {run.rescored_from} (its recorded outputs, graded again)"))
+    rows += [("lineage", "; ".join(run.lineage))] if run.lineage else []
+    merged = merged_note(run.merged_runs)
+    rows += [("merged", merged.removeprefix("merged: "))] if merged else []
     if run.resumes:
         rows.append(
             ("resumed", f"{plural(len(run.resumes), 'time')} after a lost worker (see `show`)")

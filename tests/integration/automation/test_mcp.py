@@ -158,9 +158,13 @@ async def test_an_assistant_lists_queues_a_run_a_worker_finishes_and_reads_its_r
         assert report["summary"]["passed"] == 4 and report["summary"]["accuracy"] == 1.0
         assert report["run"]["benchmark"]["name"] == "webbench"
 
-        again = await call(client, "run_enqueue", benchmark="webbench", agent="oracle")
-        compared = await call(client, "runs_compare", baseline=run_id, run=again["run_id"])
+        compared = await call(client, "runs_compare", baseline=run_id, run=run_id)
         assert compared["baseline"]["id"] == run_id and "regression" in compared
+        # A run with nothing finished yet was compared as "no significant change" on 0 pairs; it
+        # is refused now, with the reason (issue 22, item 5).
+        again = await call(client, "run_enqueue", benchmark="webbench", agent="oracle")
+        refused = await refusal(client, "runs_compare", baseline=run_id, run=again["run_id"])
+        assert f"run {again['run_id'][:8]} is partial: 0 of its 4 planned attempts" in refused
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -51,8 +51,12 @@ def compare_page(
     if len(references) >= 2:
         try:
             runs = [state.store.resolve_run(ref) for ref in references]
-            comparison = compare_runs(
-                state.store, runs, alpha=alpha, allow_version_mismatch=allow_mismatch
+            comparison = compare_runs(  # the page's one box allows both: it shows each scope
+                state.store,
+                runs,
+                alpha=alpha,
+                allow_version_mismatch=allow_mismatch,
+                allow_partial=allow_mismatch,
             )
         except BenchyardError as error:
             shown.error = str(error)
