@@ -10,7 +10,10 @@ leaves nothing behind."""
 
 from __future__ import annotations
 
+import json
+import resource
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,141 @@ def test_a_harbor_task_link_copies_no_host_directory(
         check=False,
     )
     assert found.stdout == ""
+
+
+# ---- logs and JSON Lines ---------------------------------------------------------------------
+
+HEADER = {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}}
+SAMPLE = {"id": "s1", "epoch": 1, "scores": {"match": {"value": "C"}}, "messages": []}
+MEMORY_LIMIT_BYTES = 1536 * 1024 * 1024  # far above what an import needs; the bomb took 2.1 GB
+
+
+def _eval_zip(path: Path, members: dict[str, bytes]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return path
+
+
+def _zip_bomb(path: Path) -> Path:
+    """A .eval whose sample decompresses to 1 GiB (about 1 MiB on disk), written in pieces."""
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("header.json", json.dumps(HEADER))
+        with archive.open("samples/s1_epoch_1.json", "w", force_zip64=True) as member:
+            member.write(b'{"id": "s1", "pad": "')
+            block = b" " * (1 << 20)
+            for _ in range(1024):
+                member.write(block)
+            member.write(b'"}')
+    return path
+
+
+def _bad_crc(path: Path) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr("header.json", json.dumps(HEADER))
+        archive.writestr("samples/s1_epoch_1.json", json.dumps(SAMPLE))
+    data = bytearray(path.read_bytes())
+    at = data.index(b'"scores"')
+    data[at + 1] ^= 0x20  # the content changes, its recorded CRC does not
+    path.write_bytes(bytes(data))
+    return path
+
+
+def _json_log(path: Path, text: bytes) -> Path:
+    path.write_bytes(text)
+    return path
+
+
+HOSTILE_LOGS = {
+    "zip-bomb": (_zip_bomb, "samples/s1_epoch_1.json: the log decompresses to over 256 MiB"),
+    "bad-crc": (_bad_crc, "not a readable .eval (zip) log: Bad CRC-32"),
+    "deep": (
+        lambda p: _json_log(p, b'{"eval": {},\n"samples": ' + b"[" * 50_000 + b"]" * 50_000 + b"}"),
+        ":2: not an Inspect log (invalid JSON: nested more than 100 levels deep",
+    ),
+    "invalid": (
+        lambda p: _json_log(p, b'{"eval": {},\n\n"samples": [}'),
+        ":3: not an Inspect log (invalid JSON: Expecting value at column 13)",
+    ),
+    "huge-integer": (
+        lambda p: _json_log(p, b'{"eval": {"task": "t"},\n"n": ' + b"9" * 5000 + b"}"),
+        ":2: not an Inspect log (invalid JSON: a number of 5000 characters (at most 1000))",
+    ),
+    "not-utf-8": (
+        lambda p: _json_log(p, b'{"eval": {"task": "t"},\n"x": "\xff\xfe"}'),
+        ":2: not UTF-8 text",
+    ),
+    "wrong-kinds": (
+        lambda p: _json_log(
+            p, json.dumps({**HEADER, "samples": [{**SAMPLE, "total_time": "slow"}]}).encode()
+        ),
+        ": samples[0]: a field benchyard cannot read",
+    ),
+}
+
+
+def _limited() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, MEMORY_LIMIT_BYTES))
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_LOGS))
+def test_a_hostile_inspect_log_is_one_line_of_error(
+    kind: str, tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    make, message = HOSTILE_LOGS[kind]
+    log = make(tmp_path / ("log.eval" if kind in ("zip-bomb", "bad-crc") else "log.json"))
+    code, out, err = _finish(project_cli.process("import-run", str(log), preexec_fn=_limited))
+    assert "Traceback" not in err, err[-3000:]
+    assert code == 2, err[-3000:]
+    assert err.startswith(f"error: {log}"), err
+    assert message in err, err
+    assert len(err.strip().splitlines()) == 1, err
+    assert out == ""
+
+
+def test_a_jsonl_source_with_a_huge_number_or_line_is_a_problem_each(
+    tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    """A 5,000-digit integer ended in `ValueError: Exceeds the limit (4300 digits)` with a
+    traceback; a 60 MB line was read whole. Each is now a problem naming its line."""
+    good = {"question": "1 + 1?", "answer": "#### 2"}
+    source = tmp_path / "gsm8k.jsonl"
+    with source.open("wb") as handle:
+        handle.write(json.dumps(good).encode() + b"\n")
+        handle.write(b'{"question": "q", "answer": "#### 1", "n": ' + b"7" * 5000 + b"}\n")
+        handle.write(b'{"question": "' + b"x" * (60 << 20) + b'", "answer": "#### 1"}\n')
+        handle.write(b'{"question": "q", "answer": "#### 1", "cost": 1e999999}\n')
+        handle.write(json.dumps(good).encode() + b"\n")
+    code, _, err = _finish(
+        project_cli.process("import", "gsm8k", str(source), "-o", str(tmp_path / "out"), db=False)
+    )
+    assert "Traceback" not in err, err[-3000:]
+    assert code == 1, err
+    assert err.splitlines() == [
+        f"{source}:2: invalid JSON: a number of 5000 characters (at most 1000)",
+        f"{source}:3: the line is longer than 16 MiB (not read)",
+        f"{source}:4: invalid JSON: the number 1e999999 is too large (it would be infinite)",
+        "3 problems found",
+    ]
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_jsonl_scenario_file_with_a_huge_number_is_a_problem(
+    tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    bench = tmp_path / "bench"
+    (bench / "scenarios").mkdir(parents=True)
+    (bench / "benchmark.yaml").write_text('name: b\nversion: "1"\n')
+    line = {"id": "a", "stimulus": "hi", "checks": [{"type": "equals", "value": "x"}]}
+    (bench / "scenarios" / "main.jsonl").write_bytes(
+        json.dumps(line).encode()
+        + b'\n{"id": "b", "stimulus": "hi", "n": '
+        + b"1" * 5000
+        + b"}\n"
+        + b'{"id": "c", "stimulus": "\xff"}\n'
+    )
+    code, _, err = _finish(project_cli.process("validate", str(bench), db=False))
+    assert "Traceback" not in err, err[-3000:]
+    assert code == 1, err
+    assert "main.jsonl:2: invalid JSON: a number of 5000 characters (at most 1000)" in err
+    assert "main.jsonl" in err.splitlines()[1]

@@ -7,14 +7,25 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO, cast
 
 from benchyard.importers.base import ImportedScenario, Origin, ProblemList
 from benchyard.spec.hashing import content_hash
-from benchyard.spec.source_files import NestedTooDeep, load_json
+from benchyard.spec.source_files import (
+    JSON_DECODER,
+    MAX_LINE_BYTES,
+    JsonRefused,
+    NestedTooDeep,
+    capped_lines,
+    json_problem,
+    line_too_long,
+    load_json,
+    nested_deeper_than,
+)
 
 MAX_SOURCE_BYTES = 512 * 1024 * 1024
 """A source larger than this (after gunzip) is refused rather than read into memory."""
@@ -45,23 +56,29 @@ def source_sha256(source: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+def _open(source: Path) -> BinaryIO:
+    """The source's bytes, gunzipped as they are read when it ends in .gz."""
+    if source.suffix == ".gz":
+        return cast(BinaryIO, gzip.open(source, "rb"))
+    return source.open("rb")
+
+
+def _unreadable(source: Path, error: BaseException, problems: ProblemList) -> None:
+    if isinstance(error, FileNotFoundError):
+        problems.add(source, None, "", "no such file")
+    elif isinstance(error, IsADirectoryError):
+        problems.add(source, None, "", "is a directory; this format reads one file")
+    else:
+        problems.add(source, None, "", f"cannot be read: {error}")
+
+
 def read_text(source: Path, problems: ProblemList) -> str | None:
     """A source file as text (gunzipped when it ends in .gz), or None with a problem."""
     try:
-        if source.suffix == ".gz":
-            with gzip.open(source, "rb") as handle:
-                raw = handle.read(MAX_SOURCE_BYTES + 1)
-        else:
-            with source.open("rb") as handle:
-                raw = handle.read(MAX_SOURCE_BYTES + 1)
-    except FileNotFoundError:
-        problems.add(source, None, "", "no such file")
-        return None
-    except IsADirectoryError:
-        problems.add(source, None, "", "is a directory; this format reads one file")
-        return None
-    except (OSError, EOFError) as error:
-        problems.add(source, None, "", f"cannot be read: {error}")
+        with _open(source) as handle:
+            raw = handle.read(MAX_SOURCE_BYTES + 1)
+    except (OSError, EOFError, zlib.error) as error:
+        _unreadable(source, error, problems)
         return None
     if len(raw) > MAX_SOURCE_BYTES:
         problems.add(source, None, "", f"larger than {MAX_SOURCE_BYTES // (1 << 20)} MiB")
@@ -76,13 +93,35 @@ def read_text(source: Path, problems: ProblemList) -> str | None:
 
 def read_records(source: Path, problems: ProblemList) -> list[Record]:
     """The records of a JSON Lines file, or of a JSON array (one object per element); each record
-    that is not a JSON object is a problem."""
+    that is not a JSON object is a problem. JSON Lines are read a line at a time (a line over
+    MAX_LINE_BYTES is a problem, never read whole), so a gzip bomb stops at MAX_SOURCE_BYTES."""
+    records: list[Record] = []
+    started = False  # a non-blank line was read
+    try:
+        with _open(source) as handle:
+            total = 0
+            for number, line in capped_lines(handle):
+                total += MAX_LINE_BYTES if line is None else len(line) + 1
+                if total > MAX_SOURCE_BYTES:
+                    problems.add(source, number, "", f"over {MAX_SOURCE_BYTES >> 20} MiB")
+                    return records
+                if line is None:
+                    started = True
+                    problems.add(source, number, "", line_too_long())
+                elif not started and line.lstrip().startswith(b"["):
+                    break  # a JSON array: read whole below
+                else:
+                    started = started or bool(line.strip())
+                    record = _line_record(source, number, line, len(records), problems)
+                    if record is not None:
+                        records.append(record)
+            else:
+                return records
+    except (OSError, EOFError, zlib.error) as error:
+        _unreadable(source, error, problems)
+        return records
     text = read_text(source, problems)
-    if text is None:
-        return []
-    if text.lstrip().startswith("["):
-        return list(_array_records(source, text, problems))
-    return list(_line_records(source, text, problems))
+    return [] if text is None else list(_array_records(source, text, problems))
 
 
 def read_scenarios(
@@ -112,30 +151,31 @@ def record_scenarios(
     return scenarios
 
 
-def _line_records(source: Path, text: str, problems: ProblemList) -> Iterator[Record]:
-    index = 0
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            data = load_json(line)
-        except NestedTooDeep as error:
-            problems.add(source, number, "", f"invalid JSON: {error}")
-            continue
-        except json.JSONDecodeError as error:
-            problems.add(source, number, "", f"invalid JSON: {error.msg} at column {error.colno}")
-            continue
-        if not isinstance(data, dict):
-            problems.add(source, number, "", f"expected a JSON object, found {_kind(data)}")
-            continue
-        yield Record(data, source, number, index)
-        index += 1
+def _line_record(
+    source: Path, number: int, line: bytes, index: int, problems: ProblemList
+) -> Record | None:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError:
+        problems.add(source, number, "", "not UTF-8 text")
+        return None
+    if not text.strip():
+        return None
+    try:
+        data = load_json(text)
+    except JsonRefused as error:
+        problems.add(source, number, "", f"invalid JSON: {json_problem(error, text)}")
+        return None
+    if not isinstance(data, dict):
+        problems.add(source, number, "", f"expected a JSON object, found {_kind(data)}")
+        return None
+    return Record(data, source, number, index)
 
 
 def _array_records(source: Path, text: str, problems: ProblemList) -> Iterator[Record]:
     """Each element of a JSON array with the line it starts on (a compact array is one line, so
     problems also name the element's index)."""
-    decoder = json.JSONDecoder()
+    decoder = JSON_DECODER
     position = text.index("[") + 1
     index = 0
     while True:
@@ -151,7 +191,13 @@ def _array_records(source: Path, text: str, problems: ProblemList) -> Iterator[R
         except json.JSONDecodeError as error:
             problems.add(source, error.lineno, f"[{index}]", f"invalid JSON: {error.msg}")
             return
-        except RecursionError:
+        except (RecursionError, NestedTooDeep):
+            problems.add(source, line, f"[{index}]", "invalid JSON: nested too deep")
+            return
+        except JsonRefused as error:
+            problems.add(source, line, f"[{index}]", f"invalid JSON: {error}")
+            return
+        if nested_deeper_than(data):
             problems.add(source, line, f"[{index}]", "invalid JSON: nested too deep")
             return
         if isinstance(data, dict):

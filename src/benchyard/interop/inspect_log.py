@@ -19,10 +19,13 @@ version and content hash, so `benchyard compare` pairs it with benchyard's runs 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import uuid
 import zipfile
+import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -32,11 +35,13 @@ from benchyard.errors import BenchyardError
 from benchyard.interop.source import RunSource, agent_events, check_rows, iso
 from benchyard.runner.trajectory import Event
 from benchyard.spec.loader import Benchmark
+from benchyard.spec.source_files import JsonRefused, json_error_line, json_problem, load_json
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
 
 SCORER = "benchyard"
-MAX_LOG_BYTES = 512 * 1024 * 1024
+MAX_LOG_BYTES = 256 * 1024 * 1024
+"""The most a log may be, and decompress to (a .eval's members together)."""
 INSPECT_STATUS = {
     "finished": "success",
     "cancelled": "cancelled",
@@ -272,7 +277,9 @@ def default_name(run: RunRecord) -> str:
 
 def read_log(path: Path) -> dict[str, Any]:
     """An Inspect log as data: the JSON format, or the `.eval` format (a zip of header.json and
-    samples/*.json)."""
+    samples/*.json). A log is untrusted: it is read up to MAX_LOG_BYTES (decompressed, all
+    members together), and its JSON through load_json (nesting, number size); anything it cannot
+    be is an ImportRefused naming the file (the member) and the line."""
     try:
         size = path.stat().st_size
     except OSError as error:
@@ -280,14 +287,35 @@ def read_log(path: Path) -> dict[str, Any]:
     if size > MAX_LOG_BYTES:
         raise ImportRefused(f"{path} is over {MAX_LOG_BYTES // (1024 * 1024)} MiB")
     if zipfile.is_zipfile(path):
-        return _read_eval_zip(path)
+        try:
+            return _read_eval_zip(path)
+        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as e:
+            raise ImportRefused(f"{path}: not a readable .eval (zip) log: {e}") from None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, ValueError) as error:
-        raise ImportRefused(f"{path} is not an Inspect log (JSON or .eval): {error}") from None
+        raw = path.read_bytes()
+    except OSError as error:
+        raise ImportRefused(f"cannot read {path}: {error.strerror}") from None
+    data = _json(raw, str(path))
     if not isinstance(data, dict) or not isinstance(data.get("eval"), dict):
         raise ImportRefused(f"{path} is not an Inspect log: it has no `eval`")
     return data
+
+
+def _json(raw: bytes, where: str) -> Any:
+    """A log's JSON document, or ImportRefused as `where:line: what is wrong`."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        at = raw[: error.start].count(b"\n") + 1
+        raise ImportRefused(f"{where}:{at}: not UTF-8 text") from None
+    try:
+        return load_json(text)
+    except JsonRefused as error:
+        line = json_error_line(error, text)
+        shown = f"{where}:{line}" if line is not None else where
+        raise ImportRefused(
+            f"{shown}: not an Inspect log (invalid JSON: {json_problem(error, text)})"
+        ) from None
 
 
 def _read_eval_zip(path: Path) -> dict[str, Any]:
@@ -296,13 +324,32 @@ def _read_eval_zip(path: Path) -> dict[str, Any]:
         if "header.json" not in names and "_journal/start.json" not in names:
             raise ImportRefused(f"{path} is a zip but not an Inspect .eval log")
         header_name = "header.json" if "header.json" in names else "_journal/start.json"
-        log = json.loads(archive.read(header_name))
+        budget = [MAX_LOG_BYTES]
+        log = _member(archive, header_name, path, budget)
+        if not isinstance(log, dict) or not isinstance(log.get("eval"), dict):
+            raise ImportRefused(f"{path}: {header_name} is not an Inspect log header")
         log["samples"] = [
-            json.loads(archive.read(name))
+            _member(archive, name, path, budget)
             for name in sorted(names)
             if name.startswith("samples/") and name.endswith(".json")
         ]
     return dict(log)
+
+
+def _member(archive: zipfile.ZipFile, name: str, path: Path, budget: list[int]) -> Any:
+    """One member's JSON, decompressed a chunk at a time up to what is left of `budget` (every
+    member together), never trusting the size the archive declares."""
+    chunks: list[bytes] = []
+    with archive.open(name) as member:
+        while chunk := member.read(min(1 << 20, budget[0] + 1)):
+            budget[0] -= len(chunk)
+            if budget[0] < 0:
+                raise ImportRefused(
+                    f"{path}: {name}: the log decompresses to over "
+                    f"{MAX_LOG_BYTES // (1024 * 1024)} MiB"
+                )
+            chunks.append(chunk)
+    return _json(b"".join(chunks), f"{path}: {name}")
 
 
 @dataclass(frozen=True)
@@ -322,19 +369,34 @@ def import_log(
     pass_threshold: float = 1.0,
 ) -> Imported:
     log = read_log(path)
-    samples = [s for s in log.get("samples") or [] if isinstance(s, dict)]
+    listed = log.get("samples")
+    samples = [s for s in listed if isinstance(s, dict)] if isinstance(listed, list) else []
     if not samples:
         raise ImportRefused(f"{path} holds no samples (was it written with log_samples off?)")
     chosen = scorer or _first_scorer(samples)
-    run = _run_record(log, path, benchmark, agent_name, len(samples))
+    with _refused_as(f"{path}: eval"):
+        run = _run_record(log, path, benchmark, agent_name, len(samples))
     scenarios = {s.id: s for s in benchmark.scenarios} if benchmark is not None else {}
-    records = [_attempt(run, sample, chosen, pass_threshold, scenarios) for sample in samples]
+    records = []
+    for index, sample in enumerate(samples):
+        with _refused_as(f"{path}: samples[{index}]"):
+            records.append(_attempt(run, sample, chosen, pass_threshold, scenarios))
     unknown = sorted(
         {a.scenario_id for a in records if scenarios and a.scenario_id not in scenarios}
     )
     store.create_run(run)
     store.record_attempts(records)
     return Imported(run, len(records), unknown)
+
+
+@contextlib.contextmanager
+def _refused_as(where: str) -> Iterator[None]:
+    """A field of the wrong kind (a text epoch, a list for a mapping, ...) as an ImportRefused
+    naming where it is, never a traceback."""
+    try:
+        yield
+    except (TypeError, ValueError, AttributeError, KeyError, OverflowError) as error:
+        raise ImportRefused(f"{where}: a field benchyard cannot read ({error})") from None
 
 
 def _first_scorer(samples: list[dict[str, Any]]) -> str | None:

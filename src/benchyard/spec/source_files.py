@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
@@ -19,6 +20,11 @@ MAX_EXPANDED_VALUES = 1_000_000
 """How many values aliases (`*name`) may expand a YAML document to, or ALIAS_GROWTH times the
 values it writes out when that is more: a "billion laughs" file never reaches the harness."""
 ALIAS_GROWTH = 10
+MAX_NUMBER_CHARS = 1000
+"""The longest number a JSON value may write out: Python refuses integers over 4,300 digits with
+a ValueError, and a float literal past 1e308 would be infinite."""
+MAX_LINE_BYTES = 16 * 1024 * 1024
+"""The longest line a JSON Lines file may hold: a longer one is a problem, never read whole."""
 SHOWN_PATH_PARTS = 6
 """A problem deep inside a value names its field down to this many keys and indexes."""
 
@@ -383,36 +389,133 @@ def _indented_with_tab(text: str, line: int) -> bool:
 
 
 def read_jsonl(path: Path) -> Iterator[Located | SpecSyntaxError]:
-    """One Located per non-blank line; a line that is not JSON, or nests more than MAX_DEPTH
-    levels deep, yields a SpecSyntaxError instead."""
-    with path.open(encoding="utf-8") as lines:
-        for number, text in enumerate(lines, start=1):
+    """One Located per non-blank line; a line that is not JSON, nests more than MAX_DEPTH levels
+    deep, writes a number over MAX_NUMBER_CHARS or is longer than MAX_LINE_BYTES (never read
+    whole) yields a SpecSyntaxError instead. Text that is not UTF-8 raises UnicodeDecodeError."""
+    with path.open("rb") as handle:
+        for number, raw in capped_lines(handle):
+            if raw is None:
+                yield SpecSyntaxError(number, line_too_long())
+                continue
+            text = raw.decode("utf-8")
             if not text.strip():
                 continue
             try:
                 yield Located(load_json(text), None, number)
-            except NestedTooDeep:
-                yield SpecSyntaxError(
-                    number, f"invalid JSON: {_TOO_DEEP} at column {_too_deep_json_column(text)}"
-                )
-            except json.JSONDecodeError as error:
-                yield SpecSyntaxError(number, f"invalid JSON: {error.msg} at column {error.colno}")
+            except JsonRefused as error:
+                yield SpecSyntaxError(number, f"invalid JSON: {json_problem(error, text)}")
 
 
-class NestedTooDeep(ValueError):
+def capped_lines(handle: BinaryIO, cap: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """Each line of a binary file with its number (from 1), without its line break; None for a
+    line longer than `cap`, which is skipped without being held in memory."""
+    number = 0
+    while True:
+        line = handle.readline(cap + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > cap:
+            while line and not line.endswith(b"\n"):
+                line = handle.readline(1024 * 1024)
+            yield number, None
+            continue
+        yield number, line.rstrip(b"\r\n")
+
+
+def line_too_long(cap: int = MAX_LINE_BYTES) -> str:
+    return f"the line is longer than {cap // (1024 * 1024)} MiB (not read)"
+
+
+class JsonRefused(ValueError):
+    """JSON that is not read into data: invalid, nested too deep, or a number too large."""
+
+
+class NestedTooDeep(JsonRefused):
     """JSON whose lists and objects nest more than MAX_DEPTH levels deep."""
 
 
-def load_json(text: str, max_depth: int = MAX_DEPTH) -> Any:
-    """`json.loads`, refusing data nested more than `max_depth` levels deep (which would end in a
-    RecursionError here or in whatever walks the data later) with NestedTooDeep."""
+class NumberTooLarge(JsonRefused):
+    """A JSON number written with more than MAX_NUMBER_CHARS characters, or one so large that it
+    would be infinite (`literal`: as written)."""
+
+    def __init__(self, message: str, literal: str) -> None:
+        super().__init__(message)
+        self.literal = literal
+
+
+def json_problem(error: ValueError, text: str) -> str:
+    """What is wrong with JSON `text`, for a problem line: the message and the column."""
+    if isinstance(error, json.JSONDecodeError):
+        return f"{error.msg} at column {error.colno}"
+    if isinstance(error, NestedTooDeep):
+        return f"{error} at column {_too_deep_json_column(text)}"
+    return str(error)
+
+
+def json_error_line(error: ValueError, text: str) -> int | None:
+    """The line of `text` where JSON that load_json refused goes wrong, where it can be told."""
+    if isinstance(error, json.JSONDecodeError):
+        return error.lineno
+    if isinstance(error, NestedTooDeep):
+        offset = _too_deep_json_column(text) - 1
+    elif isinstance(error, NumberTooLarge) and error.literal in text:
+        offset = text.index(error.literal)
+    else:
+        return None
+    return text.count("\n", 0, offset) + 1
+
+
+def load_json(text: str | bytes, max_depth: int = MAX_DEPTH) -> Any:
+    """`json.loads` for untrusted text: data nested more than `max_depth` levels deep (which
+    would end in a RecursionError here or in whatever walks the data later) raises NestedTooDeep;
+    a number over MAX_NUMBER_CHARS, or one that would be infinite, NumberTooLarge; NaN and
+    Infinity are refused; invalid JSON raises json.JSONDecodeError (also a JsonRefused)."""
     try:
-        data = json.loads(text)
+        data = JSON_DECODER.decode(text.decode("utf-8") if isinstance(text, bytes) else text)
     except RecursionError:
         raise NestedTooDeep(_TOO_DEEP) from None
-    if text.count("[") + text.count("{") > max_depth and nested_deeper_than(data, max_depth):
+    except json.JSONDecodeError as error:
+        raise _Invalid(error.msg, error.doc, error.pos) from None
+    opened = text.count(b"[") + text.count(b"{") if isinstance(text, bytes) else None
+    if opened is None:
+        assert isinstance(text, str)
+        opened = text.count("[") + text.count("{")
+    if opened > max_depth and nested_deeper_than(data, max_depth):
         raise NestedTooDeep(_TOO_DEEP)
     return data
+
+
+class _Invalid(json.JSONDecodeError, JsonRefused):
+    """json.JSONDecodeError that is also a JsonRefused, so one except clause catches them all."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise NumberTooLarge(
+            f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})", text
+        )
+    return int(text)
+
+
+def _finite_float(text: str) -> float:
+    if len(text) > MAX_NUMBER_CHARS:
+        raise NumberTooLarge(
+            f"a number of {len(text)} characters (at most {MAX_NUMBER_CHARS})", text
+        )
+    value = float(text)
+    if not math.isfinite(value):
+        raise NumberTooLarge(f"the number {text[:40]} is too large (it would be infinite)", text)
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise NumberTooLarge(f"{name} is not a JSON number", name)
+
+
+JSON_DECODER = json.JSONDecoder(
+    parse_int=_bounded_int, parse_float=_finite_float, parse_constant=_no_constant
+)
 
 
 def nested_deeper_than(data: Any, max_depth: int = MAX_DEPTH) -> bool:
