@@ -32,7 +32,8 @@ SAME = "(tests in the solution's process: its code could have forged this)"
 class CodeExecParams(CheckParams):
     tests: str | None = Field(
         default=None,
-        description="Python test code (asserts), run with the solution's names imported.",
+        description="Python test code (asserts), run with the solution's names as globals (never "
+        "one named like a builtin, which stays Python's).",
     )
     tests_file: str | None = Field(
         default=None,

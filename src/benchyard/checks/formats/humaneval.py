@@ -13,6 +13,7 @@ strips its answer) gets it back when the program would not compile otherwise (se
 
 from __future__ import annotations
 
+import ast
 import re
 
 from pydantic import Field
@@ -81,6 +82,26 @@ def _compiles(source: str) -> bool:
     return True
 
 
+def declared_names(prompt: str, entry_point: str) -> tuple[str, ...]:
+    """The names the tests may use from the solution: the entry point, and what the prompt defines
+    or imports at its top level (helpers such as `poly` or `encode_cyclic`, which some tests
+    call). A completion's other names stay the solution's own."""
+    try:
+        body = ast.parse(prompt).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return (entry_point,)
+    names = [entry_point]
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names += [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return tuple(dict.fromkeys(names))
+
+
 def official_program(params: HumanEvalParams, completion: str) -> Program:
     solution = solution_text(params.prompt, completion)
     return Program(
@@ -88,6 +109,7 @@ def official_program(params: HumanEvalParams, completion: str) -> Program:
         tests=f"{params.test}\ncheck({params.entry_point})\n",
         time_limit_sec=params.time_limit_sec,
         same_process=params.same_process,
+        names=declared_names(params.prompt, params.entry_point),
     )
 
 

@@ -50,6 +50,9 @@ class Program:
     tests: str  # the test half: run with the solution's names in scope
     time_limit_sec: float
     same_process: bool = False
+    names: tuple[str, ...] | None = None
+    """The solution's names the tests see as globals (the entry point and the names the benchmark
+    declares); None for all of them. Never a builtin's (scripts/code_exec_driver.py)."""
 
 
 async def run_program(code: CodeWorkspace, program: Program, label: str) -> CheckResult:
@@ -67,7 +70,14 @@ async def run_program(code: CodeWorkspace, program: Program, label: str) -> Chec
     outcome = await run_script(
         code,
         "code_exec_driver",
-        [*sources, str(marker_file), MODULE, str(tests_file), mode],
+        [
+            *sources,
+            str(marker_file),
+            MODULE,
+            str(tests_file),
+            mode,
+            *([] if program.names is None else [",".join(program.names)]),
+        ],
         timeout_sec=timeout,
     )
     if outcome.timed_out:

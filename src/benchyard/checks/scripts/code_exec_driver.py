@@ -1,6 +1,13 @@
 """The `code_exec` driver: run the test asserts against the model's solution, then print the marker.
 
 Usage: python3 -I -c <this file> WIRE_SOURCE SOLUTION_SOURCE MARKER_FILE MODULE TESTS_FILE MODE
+       [NAMES]
+
+The tests run with the solution's module (MODULE) and its names as globals: the names in NAMES
+(comma-separated: the entry point and the names the benchmark declares) or, without NAMES, all of
+them; never a name of a builtin (`abs`, `len`, `sorted`, `isinstance`, ...), which stays the
+tests' own: a solution's module-level `abs` would otherwise be what the asserts call. Every name
+stays reachable as an attribute of the module (`import solution`).
 
 MODE `process` (the default): this process runs the tests and the solution runs in a process of
 its own (code_exec_solution.py), forked before this one reads the marker and the tests. Before
@@ -23,6 +30,7 @@ The tests' own prints go to stderr, as does everything the solution process writ
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import importlib
 import os
@@ -40,6 +48,7 @@ PREFIX = "benchyard-code-exec: "
 APART, SAME = "process", "same"
 PR_SET_DUMPABLE = 4
 FUNCTION_TYPES = ("function", "method", "builtin_function_or_method", "partial")
+BUILTIN_NAMES = frozenset(vars(builtins))  # taken before anything of the model's runs
 Json = Any
 
 
@@ -381,7 +390,20 @@ def _apart(solution: Solution, module_name: str) -> dict[str, object]:
     return {module_name: proxy, **names}
 
 
-def run(tests: str, module_name: str, solution: Solution | None) -> int:
+def crossing(
+    names: dict[str, object], module_name: str, declared: list[str] | None
+) -> dict[str, object]:
+    """The solution's names that become globals of the tests: the module, and the declared names
+    (all, when none are declared); never one that would shadow a builtin."""
+    allowed = None if declared is None else {module_name, *declared}
+    return {
+        name: value
+        for name, value in names.items()
+        if name not in BUILTIN_NAMES and (allowed is None or name in allowed)
+    }
+
+
+def run(tests: str, module_name: str, solution: Solution | None, declared: list[str] | None) -> int:
     """Compile and run the tests; 0 when every assert held."""
     try:
         code = compile(tests, "<tests>", "exec", dont_inherit=True)
@@ -397,7 +419,7 @@ def run(tests: str, module_name: str, solution: Solution | None) -> int:
         if isinstance(error, NotImported):
             return _fail(f"the solution could not be imported: {error}")
         return _fail("the solution could not be imported", error)
-    namespace = {**names, "__name__": "__benchyard_tests__"}
+    namespace = {**crossing(names, module_name, declared), "__name__": "__benchyard_tests__"}
     try:
         exec(code, namespace)
     except BaseException as error:
@@ -414,7 +436,8 @@ def run(tests: str, module_name: str, solution: Solution | None) -> int:
 
 
 def main(argv: list[str]) -> int:
-    wire_source, solution_source, marker_file, module_name, tests_file, mode = argv
+    wire_source, solution_source, marker_file, module_name, tests_file, mode, *listed = argv
+    declared = listed[0].split(",") if listed else None
     write = os.write  # kept before the solution can replace it (the `same` mode)
     solution = None
     try:
@@ -433,7 +456,7 @@ def main(argv: list[str]) -> int:
         tests = take(tests_file)
     except (OSError, UnicodeDecodeError) as error:
         return _fail("the tests could not be read", error)
-    status = run(tests, module_name, solution)
+    status = run(tests, module_name, solution, declared)
     if solution is not None:
         solution.stop()
     if status == 0:
