@@ -17,7 +17,7 @@ from benchyard import secrets
 from benchyard.agents.base import AgentResult, AgentTask
 from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.runner.trajectory import Event, message
+from benchyard.runner.trajectory import Event, claim_numbers, message
 from benchyard.sandbox.base import SYSTEM_PATH
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
@@ -277,29 +277,31 @@ def _read_agent_events(path: Path, offset: int, into: list[Event]) -> int:
         return offset
     for number, line in enumerate(data.splitlines(), start=1):
         if line.strip():
-            into.append(_parse_event(line, number))
+            into.extend(_parse_event(line, number))
     return offset + len(data)
 
 
-def _parse_event(line: bytes, number: int) -> Event:
+def _parse_event(line: bytes, number: int) -> list[Event]:
+    """The event a trajectory line claims; the numbers in it that cannot be believed (an
+    infinite cost, negative tokens) are dropped, each with a note after it."""
     try:
         raw = json.loads(line)
         if not isinstance(raw, dict) or not isinstance(raw.get("content", ""), str):
             raise ValueError("expected an object with a text 'content'")
-        return Event(
+        event = Event(
             kind=str(raw.get("kind", "log")),
             role=raw.get("role") if isinstance(raw.get("role"), str) else None,
             content=raw.get("content", ""),
-            tokens_in=_int_or_none(raw.get("tokens_in")),
-            tokens_out=_int_or_none(raw.get("tokens_out")),
-            cost_usd=_float_or_none(raw.get("cost_usd")),
             data={"source": "agent"},
         )
+        dropped = claim_numbers(event, raw)
     except (ValueError, RecursionError) as error:
         excerpt = line[:120].decode("utf-8", errors="replace")
-        return Event(
-            kind="error", content=f"unreadable trajectory line {number}: {error}: {excerpt}"
-        )
+        return [
+            Event(kind="error", content=f"unreadable trajectory line {number}: {error}: {excerpt}")
+        ]
+    notes = [Event(kind="error", content=f"trajectory line {number}: {note}") for note in dropped]
+    return [event, *notes]
 
 
 def _agent_reported_turns(trajectory: list[Event]) -> int:
@@ -309,15 +311,6 @@ def _agent_reported_turns(trajectory: list[Event]) -> int:
         for e in trajectory
         if e.role == "assistant" and e.data and e.data.get("source") == "agent"
     )
-
-
-def _int_or_none(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
-def _float_or_none(value: Any) -> float | None:
-    ok = isinstance(value, int | float) and not isinstance(value, bool) and value >= 0
-    return float(value) if ok else None
 
 
 def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentResult) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -140,8 +139,10 @@ def report(
             print_report(built, path=output)
         return
     if format == "json":
+        from benchyard.report.listing import strict_json
+
         payload = [r.model_dump(mode="json") for r in reports]
-        text = json.dumps(payload[0] if len(payload) == 1 else payload, indent=2) + "\n"
+        text = strict_json(payload[0] if len(payload) == 1 else payload)
     elif format == "md":  # fit for $GITHUB_STEP_SUMMARY (docs/ci.md)
         from benchyard.report.step_summary import fit_step_summary
 

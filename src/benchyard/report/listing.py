@@ -4,6 +4,7 @@ report's conventions (see docs/report-schema.md), built from the store's records
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -198,4 +199,21 @@ def dump_json(models: ReportModel | Sequence[ReportModel]) -> str:
         payload: Any = models.model_dump(mode="json")
     else:
         payload = [model.model_dump(mode="json") for model in models]
-    return json.dumps(payload, indent=2, ensure_ascii=False) + "\n"
+    return strict_json(payload, ensure_ascii=False)
+
+
+def strict_json(payload: Any, *, ensure_ascii: bool = True) -> str:
+    """Indented JSON that every parser reads, ending in a newline: a number that is not finite
+    (an infinite cost recorded before claims were checked) is written as null, never as the
+    `Infinity` or `NaN` that strict JSON parsers refuse."""
+    return json.dumps(_finite(payload), indent=2, ensure_ascii=ensure_ascii, allow_nan=False) + "\n"
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value

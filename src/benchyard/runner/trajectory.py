@@ -13,6 +13,18 @@ from benchyard.store.outputs import prefix_of
 
 EventKind = str  # "message" | "tool_call" | "tool_result" | "error" | "log"
 
+MAX_CLAIMED_TOKENS = 100_000_000
+"""The most tokens one event may claim (in or out): more than any model's context."""
+MAX_CLAIMED_COST_USD = 10_000.0
+"""The most one event may claim to have cost."""
+CLAIMED_BOUNDS: dict[str, tuple[bool, float]] = {
+    "tokens_in": (True, MAX_CLAIMED_TOKENS),
+    "tokens_out": (True, MAX_CLAIMED_TOKENS),
+    "cost_usd": (False, MAX_CLAIMED_COST_USD),
+}
+"""The numbers an agent may report about itself (docs/agent-protocol.md): whether each is a whole
+number, and its bound."""
+
 
 @dataclass
 class Event:
@@ -36,6 +48,33 @@ class Event:
     def from_dict(cls, raw: dict[str, Any]) -> Event:
         known = {name: raw[name] for name in cls.__dataclass_fields__ if name in raw}
         return cls(**known)
+
+
+def claim_numbers(event: Event, raw: dict[str, Any]) -> list[str]:
+    """Set on `event` the numbers an agent reports in a trajectory line (tokens, cost) that can
+    be believed: finite, not negative, whole where counted and within CLAIMED_BOUNDS.
+    A note for each one dropped, so a claimed cost of 1e999999 never makes a run's cost
+    infinite."""
+    dropped: list[str] = []
+    for name, (whole, bound) in CLAIMED_BOUNDS.items():
+        value = raw.get(name)
+        if value is None:
+            continue
+        if _believable(value, whole, bound):
+            setattr(event, name, int(value) if whole else float(value))
+        else:
+            kind = "a whole number" if whole else "a number"
+            shown = str(value)[:40] if isinstance(value, int) else repr(value)[:40]
+            dropped.append(f"{name} {shown} dropped: not {kind} from 0 to {bound:,.0f}")
+    return dropped
+
+
+def _believable(value: Any, whole: bool, bound: float) -> bool:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if whole and not isinstance(value, int):
+        return False
+    return 0 <= value <= bound  # NaN compares false, infinities exceed the bound
 
 
 def message(role: str, content: str, **extra: Any) -> Event:
