@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchyard.automation.schedules import (
+    Firing,
     fire_due,
     firing_for_run,
     firings,
@@ -24,6 +25,8 @@ from tests.support import Cli
 
 T0 = datetime(2026, 3, 2, 2, 0, tzinfo=UTC)  # a Monday, 02:00 UTC
 WEEKLY = "0 3 * * 1"  # Mondays 03:00 UTC
+FAR = datetime(2100, 1, 4, 3, 0, tzinfo=UTC)  # no worker's own clock gets there: the test fires
+THREE_MINUTES = timedelta(minutes=3)
 
 
 def test_nothing_is_queued_before_the_first_firing(store: Store, tmp_path: Path) -> None:
@@ -113,30 +116,70 @@ def test_several_workers_looking_at_once_queue_one_run(db_url: str, tmp_path: Pa
         store.close()
 
 
+def test_a_worker_with_a_stale_clock_never_handles_a_firing_again(
+    store: Store, tmp_path: Path
+) -> None:
+    """A worker slowed by load claims with a time it read before another worker's claim: the
+    firing already handled is not handled again; the next minute's is a firing of its own."""
+    schedule = oracle_schedule(store, small_benchmark(tmp_path / "b"), "* * * * *", T0)
+    minute = T0 + timedelta(minutes=5)
+    (handled,) = fire_due(store, minute + timedelta(seconds=30))
+    assert fire_due(store, minute + timedelta(seconds=29)) == []  # read before, claimed after
+    assert fire_due(store, minute + timedelta(seconds=59)) == []
+    (following,) = fire_due(store, minute + timedelta(minutes=1, seconds=1))
+    assert [f.due_at for f in firings(store, schedule.id)] == [following.due_at, handled.due_at]
+    assert (handled.due_at, following.due_at) == (minute, minute + timedelta(minutes=1))
+    assert len(store.list_runs()) == 2
+
+
+def test_each_firing_keeps_its_own_comparison_when_the_next_one_ran_first(
+    store: Store, tmp_path: Path, cli: Cli
+) -> None:
+    """Under load the next minute's firing can be queued, run and compared before anyone reads the
+    first one's comparison: then the newest firing is the next one, compared with the first run,
+    while the first still says it had nothing to compare with. A firing is found by its run."""
+    schedule = oracle_schedule(
+        store, small_benchmark(tmp_path / "b"), "* * * * *", FAR - THREE_MINUTES
+    )
+    (first,) = fire_due(store, FAR + timedelta(seconds=58))  # late in its minute
+    assert cli("worker", "--drain", "--poll", "0.05").exit_code == 0  # runs it, compares it
+    (second,) = fire_due(store, FAR + timedelta(minutes=1, seconds=1))  # the next minute's
+    assert cli("worker", "--drain", "--poll", "0.05").exit_code == 0
+
+    assert [f.id for f in firings(store, schedule.id)] == [second.id, first.id]  # one each
+    assert _firing_of(store, first.run_id).detail == "no earlier run to compare with"
+    compared = _firing_of(store, second.run_id)
+    assert (compared.baseline_run_id, compared.regression) == (first.run_id, False)
+    assert str(compared.detail).startswith(f"run {str(second.run_id)[:8]}: no significant change")
+
+
 @pytest.mark.slow
 def test_two_real_workers_queue_a_due_schedule_once_run_it_and_compare_with_the_last(
     store: Store, db_url: str, tmp_path: Path, cli: Cli
 ) -> None:
     bench = small_benchmark(tmp_path / "b")
     now = datetime.now(UTC)
-    schedule = oracle_schedule(store, bench, "* * * * *", now - timedelta(minutes=3))
+    schedule = oracle_schedule(store, bench, "* * * * *", now - THREE_MINUTES)
     logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
     workers = [WorkerProcess(db_url, cli.cwd, log, "--poll", "0.05") for log in logs]
     try:
-        wait_for(lambda: _handled(store, schedule.id, 1), 60, "the first firing")
-        first = firings(store, schedule.id)[0]
-        assert first.action == "enqueued" and first.missed >= 1  # on time: one run for all
-        wait_for(lambda: store.get_run(str(first.run_id)).status == "finished", 60, "the run")
-        wait_for(lambda: firings(store, schedule.id)[0].detail is not None, 30, "the comparison")
-        assert firings(store, schedule.id)[0].detail == "no earlier run to compare with"
+        # Each firing is followed by its run: the next minute's firing may come at any moment
+        # (on a loaded machine, before the first run is compared), and then it is the newest.
+        wait_for(lambda: _oldest_handled(store, schedule.id) is not None, 60, "the first firing")
+        first = _oldest_handled(store, schedule.id)
+        assert first is not None and first.action == "enqueued" and first.missed >= 1  # on time
+        run_id = str(first.run_id)
+        wait_for(lambda: store.get_run(run_id).status == "finished", 60, "the run")
+        wait_for(lambda: _firing_of(store, run_id).detail is not None, 30, "the comparison")
+        assert _firing_of(store, run_id).detail == "no earlier run to compare with"
         # the next minute's firing is compared with the first run
-        wait_for(lambda: _handled(store, schedule.id, 2), 90, "the next firing")
-        second = firings(store, schedule.id)[0]
-        wait_for(lambda: firings(store, schedule.id)[0].baseline_run_id is not None, 60, "compare")
-        compared = firings(store, schedule.id)[0]
+        wait_for(lambda: _next_enqueued(store, first) is not None, 90, "the next firing")
+        second = _next_enqueued(store, first)
+        assert second is not None
+        wait_for(lambda: _firing_of(store, second.run_id).baseline_run_id, 60, "the comparison")
+        compared = _firing_of(store, second.run_id)
         assert compared.baseline_run_id == first.run_id
         assert compared.regression is False
-        assert compared.run_id == second.run_id
     finally:
         for worker in workers:
             assert worker.stop() == 0
@@ -147,9 +190,26 @@ def test_two_real_workers_queue_a_due_schedule_once_run_it_and_compare_with_the_
     assert list_schedules(store) == []
 
 
-def _handled(store: Store, schedule_id: str, count: int) -> bool:
+def _firing_of(store: Store, run_id: str | None) -> Firing:
+    found = firing_for_run(store, str(run_id))
+    assert found is not None, f"no firing queued run {run_id}"
+    return found
+
+
+def _oldest_handled(store: Store, schedule_id: str) -> Firing | None:
+    """The schedule's first firing, once a worker handled it (queued its run or refused it)."""
     found = firings(store, schedule_id)
-    return len(found) >= count and found[0].action != "claimed"
+    return found[-1] if found and found[-1].action != "claimed" else None
+
+
+def _next_enqueued(store: Store, after: Firing) -> Firing | None:
+    """The firing after `after` whose run was queued, if there is one yet."""
+    later = [
+        firing
+        for firing in firings(store, after.schedule_id)
+        if firing.due_at > after.due_at and firing.action == "enqueued"
+    ]
+    return later[-1] if later else None
 
 
 def test_the_cli_adds_lists_and_removes_schedules(tmp_path: Path, cli: Cli, store: Store) -> None:
