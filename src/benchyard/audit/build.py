@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from benchyard.audit.model import (
+    AccuracyRule,
     AgentFacts,
     AuditArtefact,
     AuditFlag,
@@ -58,13 +59,19 @@ def _wilson(successes: int, trials: int) -> Interval | None:
     return Interval(low=round(found[0], 9), high=round(found[1], 9), method="wilson")
 
 
-def build_audit(store: Store, run: RunRecord, *, merged: bool = False) -> AuditArtefact:
+def build_audit(
+    store: Store, run: RunRecord, *, merged: bool = False, rule: AccuracyRule = "strict"
+) -> AuditArtefact:
+    """The run's audit artefact; `accuracy` follows `rule` (strict by default), and the other
+    rule's figure stands beside it under its own name."""
     from benchyard.report.build import final_attempts
 
     chain = store.run_chain(run) if merged else [run]
     attempts = final_attempts(store, chain)
     counted = [a for a in attempts if a.verdict in COUNTED_VERDICTS]
-    passed = sum(1 for a in counted if a.verdict == "passed")
+    strict = sum(1 for a in counted if passes_strictly(a))
+    lenient = sum(1 for a in counted if passes_leniently(a))
+    passed = strict if rule == "strict" else lenient
     turns = [float(a.turns) for a in counted]
     root = root_cause_figures(counted)
     negatives = [a for a in counted if a.negative]
@@ -109,8 +116,14 @@ def build_audit(store: Store, run: RunRecord, *, merged: bool = False) -> AuditA
         attempt_count=len(attempts),
         counted=len(counted),
         errors=sum(1 for a in attempts if a.verdict == "error"),
+        accuracy_rule=rule,
         accuracy=passed / len(counted) if counted else None,
         accuracy_ci95=_wilson(passed, len(counted)),
+        passed=passed,
+        accuracy_strict=strict / len(counted) if counted else None,
+        accuracy_lenient=lenient / len(counted) if counted else None,
+        accuracy_lenient_ci95=_wilson(lenient, len(counted)),
+        passed_lenient=lenient,
         avg_turns=statistics.fmean(turns) if turns else None,
         avg_turns_ci95=mean_interval(turns),
         false_positive_rate=basis.false_positives / basis.denominator
@@ -165,6 +178,46 @@ def root_cause_details(attempt: AttemptRecord) -> dict[str, Any] | None:
     return check.details if check is not None else None
 
 
+def _deciding(details: dict[str, Any]) -> dict[str, Any]:
+    """The figures that decided the check: the judge's with `judge: only`, else the match's."""
+    judge = details.get("judge")
+    return judge if details.get("mode") == "judge" and isinstance(judge, dict) else details
+
+
+def strictly_right(details: dict[str, Any]) -> bool:
+    """Every named root cause accepted (precision 1; a false alarm: nothing named) and at least
+    one true root cause named (recall above 0; 1 for a false alarm)."""
+    figures = _deciding(details)
+    return float(figures.get("precision", 0.0)) >= 1.0 and float(figures.get("recall", 0.0)) > 0
+
+
+def leniently_right(details: dict[str, Any]) -> bool:
+    """Every root cause named, at least half of the named ones right (the check's old default,
+    as ITBench's precision of 0.5 reads): naming a wrong entity beside the right one passes."""
+    figures = _deciding(details)
+    if "lenient_passed" in figures:
+        return bool(figures["lenient_passed"])
+    return float(figures.get("recall", 0.0)) >= 1.0 and float(figures.get("precision", 0.0)) >= 0.5
+
+
+def passes_strictly(attempt: AttemptRecord) -> bool:
+    """The attempt passed, and its root causes (if a root_cause check graded it) are strictly
+    right, whatever thresholds the check had when it was graded."""
+    details = root_cause_details(attempt)
+    return attempt.verdict == "passed" and (details is None or strictly_right(details))
+
+
+def passes_leniently(attempt: AttemptRecord) -> bool:
+    """The attempt passed, or failed only on its root_cause check, which the lenient rule passes."""
+    if attempt.verdict == "passed":
+        return True
+    details = root_cause_details(attempt)
+    if details is None or attempt.verdict != "failed" or not leniently_right(details):
+        return False
+    others = [c for c in attempt.checks if c.check_type != ROOT_CAUSE and c.weight > 0]
+    return all(check.passed for check in others)
+
+
 def root_cause_figures(counted: Sequence[AttemptRecord]) -> RootCauseFigures | None:
     graded = [(a, d) for a in counted if (d := root_cause_details(a)) is not None]
     if not graded:
@@ -200,6 +253,7 @@ def root_cause_figures(counted: Sequence[AttemptRecord]) -> RootCauseFigures | N
         judge_disagreements=sorted(
             {f"{a.scenario_id}#{a.epoch}" for a, d in judged if d.get("disagreement")}
         ),
+        v1_group_attempts=sum(1 for _, d in graded if d.get("v1_groups")),
     )
 
 

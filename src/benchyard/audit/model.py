@@ -9,7 +9,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-AUDIT_SCHEMA_VERSION = "1"
+AUDIT_SCHEMA_VERSION = "2"  # 2: accuracy_rule, accuracy_lenient, root_cause.v1_group_attempts
+AccuracyRule = Literal["strict", "lenient"]
 FlagKind = Literal["long_turns", "low_confidence", "judge_disagreement"]
 FalsePositiveBasis = Literal["root_cause_entities", "negative_scenarios", "none"]
 
@@ -85,6 +86,11 @@ class RootCauseFigures(AuditModel):
         default_factory=list,
         description="Scenarios where the judge and the deterministic match disagree.",
     )
+    v1_group_attempts: int = Field(
+        default=0,
+        description="Attempts whose check let ITBench v1 groups and aliases widen the entities "
+        "(`v1_groups: true`, opt-in); 0: the entities alone were the truth.",
+    )
 
 
 class FalsePositiveFacts(AuditModel):
@@ -136,8 +142,27 @@ class AuditArtefact(AuditModel):
     attempt_count: int
     counted: int = Field(description="Attempts counted in accuracy (errors are not).")
     errors: int
-    accuracy: float | None
+    accuracy_rule: AccuracyRule = Field(
+        default="strict",
+        description="The rule `accuracy` follows. strict: an attempt graded by a root_cause check "
+        "passes only when every root cause it names is accepted by the ground truth and it names "
+        "at least one true root cause (a false alarm: names none); lenient: it names every root "
+        "cause and at least half of what it names is right (hedging with a wrong entity beside "
+        "the right one passes).",
+    )
+    accuracy: float | None = Field(description="passed / counted, by accuracy_rule.")
     accuracy_ci95: Interval | None
+    passed: int = Field(default=0, description="Counted attempts passing by accuracy_rule.")
+    accuracy_strict: float | None = Field(
+        default=None, description="passed / counted by the strict rule, whatever accuracy_rule."
+    )
+    accuracy_lenient: float | None = Field(
+        default=None,
+        description="passed / counted by the lenient rule, shown beside accuracy under its own "
+        "name: never the headline unless accuracy_rule is lenient.",
+    )
+    accuracy_lenient_ci95: Interval | None = None
+    passed_lenient: int = Field(default=0, description="Counted attempts passing leniently.")
     avg_turns: float | None = Field(description="Mean turns of counted attempts.")
     avg_turns_ci95: Interval | None
     false_positive_rate: float | None = Field(description="See false_positive_basis.")

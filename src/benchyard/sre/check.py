@@ -1,11 +1,20 @@
 """The `root_cause` check: did the agent name the incident's root cause(s), and how many wrong
 ones did it name on the way?
 
-Deterministic by default (`sre/matching.py`: exact entities, ITBench v1 groups and aliases);
+Deterministic by default (`sre/matching.py`: exact entities; ITBench v1 groups and aliases only
+when `v1_groups: true`, since their name filters accept victims: ITBench scenario 1's accept the
+frontend-proxy Service for a broken ConfigMap);
 `judge: also` asks the run's judge model too, as ITBench's official evaluator does, and records
 where the two disagree; `judge: only` lets the judge decide. Either way the check's `details`
 hold the figures reports aggregate: predicted, correct and false-positive entities, precision,
 recall, F1, the stated confidence.
+
+Strict by default: the attempt passes only when every named root cause is accepted by the ground
+truth (`min_precision: 1`) and at least one true root cause is named (besides `min_recall`), so
+that naming a wrong entity beside the right one, hedging, is not rewarded. Whether the lenient
+rule (every root cause named, at least half of the named ones right: ITBench's reading of a
+precision of 0.5) would pass it is recorded too (`lenient_passed`), for the audit's
+`accuracy_lenient`.
 """
 
 from __future__ import annotations
@@ -21,6 +30,7 @@ from benchyard.sre.matching import EntitySpec, GroupSpec, MatchResult, RootCause
 
 CHECK_TYPE = "root_cause"
 SHOWN = 4
+LENIENT_PRECISION = 0.5  # the lenient rule: at most as many wrong root causes named as right
 
 
 class RootCauseParams(CheckParams):
@@ -31,9 +41,17 @@ class RootCauseParams(CheckParams):
         default_factory=list, description="ITBench v1 groups: kind, namespace, name filters."
     )
     aliases: list[list[str]] = Field(default_factory=list, description="Sets of group ids.")
+    v1_groups: bool = Field(
+        default=False,
+        description="Accept what the v1 groups and aliases accept beside the entities (their name "
+        "filters may accept victims of the fault); groups are the truth when there are no entities.",
+    )
     min_recall: float = Field(default=1.0, ge=0, le=1, description="Share of root causes to name.")
     min_precision: float = Field(
-        default=0.5, ge=0, le=1, description="Share of named entities that must be right."
+        default=1.0,
+        ge=0,
+        le=1,
+        description="Share of named entities that must be right (1: every one, the strict rule).",
     )
     judge: Literal["off", "also", "only"] = Field(
         default="off",
@@ -45,10 +63,19 @@ class RootCauseParams(CheckParams):
 
     @model_validator(mode="after")
     def _truth_is_valid(self) -> RootCauseParams:
-        self.truth()
+        RootCauseTruth(entities=self.entities, groups=self.groups, aliases=self.aliases)
         return self
 
+    @property
+    def widened(self) -> bool:
+        """Whether v1 groups widen the entities (asked for, and there are entities to widen)."""
+        return self.v1_groups and bool(self.entities) and bool(self.groups)
+
     def truth(self) -> RootCauseTruth:
+        """The ground truth the answer is graded against: the entities alone unless `v1_groups`;
+        a truth with no entities is its groups (a v1-only truth, or a false alarm's)."""
+        if self.entities and not self.v1_groups:
+            return RootCauseTruth(entities=self.entities)
         return RootCauseTruth(entities=self.entities, groups=self.groups, aliases=self.aliases)
 
 
@@ -88,7 +115,13 @@ async def root_cause(params: RootCauseParams, evidence: Evidence) -> CheckResult
 def _figures(
     result: MatchResult, parsed: RootCauseAnswer, params: RootCauseParams
 ) -> dict[str, Any]:
-    passed = result.recall >= params.min_recall and result.precision >= params.min_precision
+    named_one = result.slots_found > 0 or not result.slots  # a true root cause, if any
+    passed = (
+        result.recall >= params.min_recall
+        and result.precision >= params.min_precision
+        and named_one
+    )
+    lenient = result.recall >= 1.0 and result.precision >= LENIENT_PRECISION
     wrong = [str(v.entity) for v in result.predictions if not v.correct]
     right = [f"{v.entity} ({v.via})" for v in result.predictions if v.correct]
     missed = [label for label, found in zip(result.slots, result.found, strict=True) if not found]
@@ -109,10 +142,13 @@ def _figures(
     if not passed:
         parts.append(
             f"needs recall >= {params.min_recall:g} and precision >= {params.min_precision:g}"
+            + ("" if named_one else ", and one true root cause named")
         )
     return {
         "mode": "deterministic",
         "passed": passed,
+        "lenient_passed": lenient,
+        "v1_groups": params.widened,
         "predicted": result.predicted,
         "correct": result.correct,
         "false_positives": result.false_positives,
@@ -135,6 +171,8 @@ def _unreadable(truth: RootCauseTruth, why: str) -> dict[str, Any]:
     return {
         "mode": "deterministic",
         "passed": False,
+        "lenient_passed": False,
+        "v1_groups": False,
         "predicted": 0,
         "correct": 0,
         "false_positives": 0,
@@ -162,9 +200,15 @@ async def _judge(
             "root_cause with judge: also/only needs a judge model: add `judge:` to benchyard.yaml"
         )
     verdict = await judge_root_causes(evidence.judge, truth, evidence.answer, evidence.trajectory)
-    passed = verdict.recall >= params.min_recall and verdict.precision >= params.min_precision
+    named_one = verdict.recall > 0
+    passed = (
+        verdict.recall >= params.min_recall
+        and verdict.precision >= params.min_precision
+        and named_one
+    )
     return {
         "passed": passed,
+        "lenient_passed": verdict.recall >= 1.0 and verdict.precision >= LENIENT_PRECISION,
         "predicted": verdict.predicted,
         "correct": verdict.correct,
         "precision": round(verdict.precision, 6),

@@ -10,7 +10,8 @@ become alerts known to fire, and a seed fixes the rest. The ground truth goes in
 see; the simulated cluster shows the fault's evidence, never the ground truth itself.
 
 Conversion rules (docs/sre.md#itbench):
-- the v2 entities are the root causes; v1 groups and aliases widen what matches them; when v2
+- the v2 entities are the root causes; v1 groups and aliases are kept in the check, and widen
+  what matches them only with `--option v1_groups=true` (their filters accept victims); when v2
   lists none (a false alarm), the scenario is `negative` and its right answer names nothing;
 - a v1 filter that is not a valid regular expression is dropped, an alias naming no group too;
 - every problem in a source file is reported with its file, line and field, all at once.
@@ -68,6 +69,12 @@ class ItbenchOptions(ImportOptions):
     )
     red_herrings: int = Field(
         default=3, ge=0, le=6, description="Unrelated warnings and changes per incident."
+    )
+    v1_groups: bool = Field(
+        default=False,
+        description="Let the v1 groups and aliases widen what the root_cause check accepts (their "
+        "filters accept victims: scenario 1's the frontend-proxy Service); off, they are kept in "
+        "the check but only the v2 entities are the truth.",
     )
 
 
@@ -188,6 +195,8 @@ def _convert_one(source: _Source, options: ItbenchOptions) -> ImportedScenario |
         check["groups"] = groups
     if aliases:
         check["aliases"] = aliases
+    if options.v1_groups and groups and entities:
+        check["v1_groups"] = True
     if options.judge != "off":
         check["judge"] = options.judge
     injection_ids = [fault["_injection"] for fault in faults]

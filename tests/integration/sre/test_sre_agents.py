@@ -82,6 +82,7 @@ HAND_COUNTED = [
                 },
             ],
             "aliases": [["deploy", "svc"]],
+            "v1_groups": True,  # the Service stands for its Deployment here: opted in
         },
         [PRODUCT_CATALOG],
     ),

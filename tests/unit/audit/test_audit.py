@@ -48,10 +48,17 @@ def test_root_cause_figures_and_the_false_positive_rate(store: Store) -> None:
     audit = build_audit(store, store.get_run("r1"))
     assert audit.model == "qwen2.5-7b-instruct" and audit.agent.commit == "abc123"
     assert (audit.task_count, audit.attempt_count, audit.counted, audit.errors) == (6, 6, 5, 1)
-    assert audit.accuracy == pytest.approx(3 / 5)
+    # Strict by default (issue 22, item 8): the attempt graded with a wrong extra passed under the
+    # check's old lenient default; the audit no longer counts it, and shows the lenient figure apart.
+    assert audit.accuracy_rule == "strict"
+    assert (audit.passed, audit.accuracy) == (2, pytest.approx(2 / 5))
+    assert (audit.passed_lenient, audit.accuracy_lenient) == (3, pytest.approx(3 / 5))
     assert (
-        audit.accuracy_ci95 is not None and audit.accuracy_ci95.low < 0.6 < audit.accuracy_ci95.high
+        audit.accuracy_ci95 is not None and audit.accuracy_ci95.low < 0.4 < audit.accuracy_ci95.high
     )
+    lenient = build_audit(store, store.get_run("r1"), rule="lenient")
+    assert (lenient.accuracy_rule, lenient.accuracy) == ("lenient", pytest.approx(3 / 5))
+    assert lenient.accuracy_strict == pytest.approx(2 / 5)
     # predicted 4 root causes, 2 not in the ground truth
     root = audit.root_cause
     assert root is not None

@@ -55,7 +55,9 @@ def run_with(
     [
         (40, 0, 4, "full"),  # Wilson lower bound 0.912
         (40, 0, 12, "canary"),  # too many turns for full
-        (40, 6, 4, "canary"),  # 6/46 = 13% false positives: too many for full
+        # 6 passed with a wrong extra: strict accuracy 34/40 (issue 22, item 8; was 40/40 and
+        # canary on the false positives alone), lower bound 0.709, and 6/46 = 13% false positives
+        (40, 6, 4, "human-in-the-loop"),
         (36, 0, 4, "canary"),  # lower bound 0.770
         (28, 0, 4, "human-in-the-loop"),  # lower bound 0.546
         (10, 0, 4, "no-deploy"),

@@ -71,12 +71,15 @@ async def test_right_answer_passes_with_its_figures() -> None:
     }
 
 
-async def test_a_plausible_wrong_extra_passes_but_counts_as_a_false_positive() -> None:
+async def test_a_wrong_extra_beside_the_right_one_fails_strictly() -> None:
+    """Hedging is not rewarded (issue 22, item 8): the check used to pass a precision of 0.5 by
+    default; every named root cause must now be right. The lenient rule's verdict is kept."""
     result = await grade(
         answer(("ConfigMap", "flagd-config", "otel-demo"), ("Deployment", "cart", "otel-demo"))
     )
-    assert result.passed  # precision 0.5 meets the default min_precision
-    assert result.details and result.details["false_positives"] == 1
+    assert not result.passed
+    assert result.details and result.details["lenient_passed"] is True
+    assert result.details["false_positives"] == 1
     assert result.details["false_positive_entities"] == ["Deployment/otel-demo/cart"]
     assert "false positives: Deployment/otel-demo/cart" in result.reason
 
@@ -90,13 +93,15 @@ async def test_two_wrong_extras_fail() -> None:
         )
     )
     assert not result.passed
-    assert "needs recall >= 1 and precision >= 0.5" in result.reason
+    assert "needs recall >= 1 and precision >= 1" in result.reason
+    assert result.details and result.details["lenient_passed"] is False
 
 
 async def test_thresholds_are_parameters() -> None:
     extra = answer(("ConfigMap", "flagd-config", "otel-demo"), ("Deployment", "cart", "otel-demo"))
-    assert (await grade(extra)).passed
-    assert not (await grade(extra, min_precision=1.0)).passed
+    assert not (await grade(extra)).passed
+    assert (await grade(extra, min_precision=0.5)).passed
+    assert not (await grade(answer(), min_recall=0.0)).passed  # one true root cause, at least
 
 
 async def test_unreadable_answer_fails_without_false_positives() -> None:
