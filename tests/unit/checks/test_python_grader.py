@@ -94,6 +94,7 @@ async def test_the_grader_is_given_the_context_as_json(tmp_path: Path) -> None:
     assert context == {
         "answer": "Rome",
         "answers": ["Paris", "Rome"],
+        "raw_answer": "Rome",
         "scenario_id": "capital-1",
         "reference": "Rome",  # the graded turn's
         "config": {"strict": True},
