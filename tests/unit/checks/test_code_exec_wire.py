@@ -3,10 +3,16 @@ other side sends."""
 
 from __future__ import annotations
 
+import collections
+import decimal
+import fractions
 import math
 import os
+import re
 import struct
+from typing import Any
 
+import numpy
 import pytest
 
 from benchyard.checks.scripts import code_exec_wire as wire
@@ -166,3 +172,115 @@ def test_an_exception_is_rebuilt_as_its_nearest_builtin_type(
     rebuilt = wire.rebuild_error(wire.describe_error(raised, named), local)
     assert type(rebuilt) is expected_type
     assert str(rebuilt).startswith(expected_text)
+
+
+Point = collections.namedtuple("Point", ["x", "y"])
+
+
+def _sent(value: object) -> Any:
+    """`value` after a round trip, checked to hold no object of the sender's classes."""
+    arrived = _round_trip(value)
+    assert type(arrived).__module__ in ("builtins", "fractions", "decimal", "collections", "numpy")
+    return arrived
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        fractions.Fraction(1, 3),
+        fractions.Fraction(-(2**200), 7),
+        decimal.Decimal("1.10"),
+        decimal.Decimal("-0"),
+        decimal.Decimal("Infinity"),
+        collections.Counter("abracadabra"),
+        collections.OrderedDict([("b", 1), ("a", 2)]),
+        collections.defaultdict(list, {"k": [1]}),
+    ],
+)
+def test_standard_library_values_cross_by_value_with_their_type(value: object) -> None:
+    arrived = _sent(value)
+    assert type(arrived) is type(value)
+    assert arrived == value
+    assert repr(arrived) == repr(value)
+
+
+def test_a_namedtuple_is_rebuilt_with_its_name_and_fields() -> None:
+    arrived = _sent([Point(1, 2), Point(3, 4)])
+    assert isinstance(arrived, list)
+    first = arrived[0]
+    assert first == Point(1, 2) == (1, 2)
+    assert (first.x, first.y, type(first).__name__, first._fields) == (1, 2, "Point", ("x", "y"))
+    assert type(arrived[1]) is type(first)  # one class per name and fields
+
+
+def test_a_defaultdict_keeps_a_builtin_factory_only() -> None:
+    counts = _sent(collections.defaultdict(int, {"a": 1}))
+    assert isinstance(counts, collections.defaultdict) and counts["missing"] == 0
+    made_by_the_sender: collections.defaultdict[str, object] = collections.defaultdict(object)
+    made_by_the_sender["a"] = 1
+    anything = _sent(made_by_the_sender)
+    assert isinstance(anything, collections.defaultdict) and anything.default_factory is None
+    counter = _sent(collections.Counter(a=2))
+    assert isinstance(counter, collections.Counter) and counter["missing"] == 0
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        numpy.int64(-7),
+        numpy.uint8(255),
+        numpy.float32(0.1),
+        numpy.float64("nan"),
+        numpy.bool_(True),
+        numpy.complex128(1 + 2j),
+        numpy.str_("é"),
+        numpy.array([[1, 2], [3, 4]], dtype=numpy.int16),
+        numpy.zeros((0, 3)),
+        numpy.array(5.5),
+        numpy.array(["ab", "c"]),
+        numpy.array([b"x", b"yz"]),
+        numpy.array([True, False]),
+    ],
+)
+def test_numpy_scalars_and_arrays_cross_by_value(value: Any) -> None:
+    arrived = _sent(value)
+    assert type(arrived) is type(value)
+    assert arrived.dtype == value.dtype and arrived.shape == value.shape
+    assert numpy.array_equal(arrived, value, equal_nan=value.dtype.kind in "fc")
+
+
+def test_lying_subclasses_of_numbers_arrive_as_the_plain_type() -> None:
+    class Liar(fractions.Fraction):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = fractions.Fraction.__hash__
+
+    class Lying(decimal.Decimal):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = decimal.Decimal.__hash__
+
+    arrived = _sent([Liar(1, 2), Lying("3")])
+    assert [type(item) for item in arrived] == [fractions.Fraction, decimal.Decimal]
+    assert arrived != [5, 5]
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (["fraction", "1", "0"], "a malformed fraction value"),
+        (["decimal", "one"], "a malformed decimal value"),
+        (["namedtuple", "class", ["a"], [["int", "1"]]], "a malformed namedtuple value"),
+        (["namedtuple", "P", ["__import__('os')"], [None]], "a malformed namedtuple value"),
+        (["defaultdict", "eval", []], "a malformed defaultdict value"),
+        (["ndarray", "|O", [1], ["list", [None]]], "a dtype that is not plain data"),
+        (["ndarray", "<U100000", [1], ["list", ["a"]]], "bytes an item"),
+        (["ndarray", "<i8", [3], ["list", [["int", "1"]]]], "a malformed ndarray value"),
+        (["npscalar", "<M8[s]", ["int", "1"]], "a dtype that is not plain data"),
+    ],
+)
+def test_malformed_library_values_are_refused(data: object, message: str) -> None:
+    with pytest.raises(wire.WireError, match=re.escape(message)):
+        wire.decode(data, _refuse)

@@ -1,14 +1,24 @@
 """The wire between `code_exec`'s two processes: the tests process and the solution process.
 
 A message is a 4-byte length and that many bytes of JSON (64 MiB at most). Values travel as plain
-data with type tags, and decoding builds nothing but None, bool, int, float, complex, str, bytes,
-list, tuple, dict, set, frozenset and slice (subclasses arrive as their plain base type): nothing
-one process sends can carry behaviour of its own, such as an `__eq__` that always says yes. What is
-not plain data travels as a tagged reference that each side resolves its own way: a handle on an
-object of the solution, a callback to a function of the tests. Never pickle.
+data with type tags, and decoding builds nothing but values of types of the receiving process's
+own (never the sender's classes, never its `__eq__`, such as one that always says yes):
+
+- None, bool, int, float, complex, str, bytes, list, tuple, dict, set, frozenset, slice;
+- `fractions.Fraction` (numerator and denominator), `decimal.Decimal` (its exact text);
+- a namedtuple as a namedtuple of the same name and fields, built here (`collections.namedtuple`);
+- `collections.Counter`, `OrderedDict` and `defaultdict` (its default factory when it is a
+  builtin type such as `int` or `list`, else none);
+- numpy scalars and arrays (dtype, shape and elements; numbers, booleans and text only) when the
+  sender has numpy loaded: rebuilt with the receiver's numpy, or as Python numbers and nested
+  lists where it has none.
+
+Any other subclass of these arrives as its plain base type. What is not plain data travels as a
+tagged reference that each side resolves its own way: a handle on an object of the solution, a
+callback to a function of the tests. Never pickle.
 
 The two bundled scripts load this file from its source (they run with `python3 -I -c`); benchyard's
-own tests import it. Standard library only.
+own tests import it. Standard library only (numpy is used only where a value already is numpy's).
 """
 
 from __future__ import annotations
@@ -16,9 +26,15 @@ from __future__ import annotations
 import base64
 import binascii
 import builtins
+import collections
+import decimal
+import fractions
+import functools
+import importlib
 import json
 import os
 import struct
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -32,6 +48,15 @@ _CONTAINERS: dict[str, Callable[[Any], Any]] = {
     "set": set,
     "frozenset": frozenset,
 }
+_DICTS: dict[str, Callable[[Any], Any]] = {
+    "counter": collections.Counter,
+    "ordereddict": collections.OrderedDict,
+}
+_FACTORIES: dict[str, type] = {
+    kind.__name__: kind for kind in (int, float, complex, str, bytes, bool, list, tuple, dict, set)
+}  # default factories of a defaultdict that cross by name
+_NUMPY_KINDS = "biufcUS"  # booleans, integers, floats, complex numbers and text: data only
+_MAX_NUMPY_ITEM_BYTES = 4096
 BUILTIN_ERRORS: dict[str, type[BaseException]] = {
     name: value
     for name, value in vars(builtins).items()
@@ -91,6 +116,9 @@ def encode(value: object, export: Export) -> Json:
     `export`."""
     if value is None or value is True or value is False:
         return value
+    numpy_value = _encode_numpy(value, export)
+    if numpy_value is not None:
+        return numpy_value
     if isinstance(value, str):
         return str.__str__(value)
     if isinstance(value, int):
@@ -101,11 +129,24 @@ def encode(value: object, export: Export) -> Json:
         return ["complex", value.real.hex(), value.imag.hex()]
     if isinstance(value, bytes | bytearray):
         return ["bytes", base64.b64encode(value).decode("ascii")]
+    if isinstance(value, fractions.Fraction):
+        return ["fraction", format(int(value.numerator), "x"), format(int(value.denominator), "x")]
+    if isinstance(value, decimal.Decimal):
+        return ["decimal", decimal.Decimal.__str__(value)]
+    if isinstance(value, tuple) and _namedtuple_fields(value):
+        fields = list(_namedtuple_fields(value) or ())
+        items = [encode(item, export) for item in value]
+        return ["namedtuple", str(type(value).__name__), fields, items]
     for tag, kind in (("list", list), ("tuple", tuple), ("set", set), ("frozenset", frozenset)):
         if isinstance(value, kind):
             return [tag, [encode(item, export) for item in value]]
     if isinstance(value, dict):
-        return ["dict", [[encode(k, export), encode(v, export)] for k, v in value.items()]]
+        pairs = [[encode(k, export), encode(v, export)] for k, v in value.items()]
+        if isinstance(value, collections.Counter | collections.OrderedDict):
+            return ["counter" if isinstance(value, collections.Counter) else "ordereddict", pairs]
+        if isinstance(value, collections.defaultdict):
+            return ["defaultdict", _factory_name(value.default_factory), pairs]
+        return ["dict", pairs]
     if isinstance(value, slice):
         return ["slice", [encode(part, export) for part in (value.start, value.stop, value.step)]]
     return export(value)
@@ -131,12 +172,97 @@ def decode(data: Json, resolve: Resolve) -> object:
             return _CONTAINERS[tag](decode(item, resolve) for item in _items(data[1]))
         if tag == "dict":
             return {decode(k, resolve): decode(v, resolve) for k, v in _pairs(data[1])}
+        if tag in _DICTS:
+            return _DICTS[tag]({decode(k, resolve): decode(v, resolve) for k, v in _pairs(data[1])})
+        if tag == "defaultdict":
+            factory = None if data[1] is None else _FACTORIES[_text(data[1])]
+            pairs = ((decode(k, resolve), decode(v, resolve)) for k, v in _pairs(data[2]))
+            return collections.defaultdict(factory, pairs)
+        if tag == "fraction":
+            return fractions.Fraction(int(_text(data[1]), 16), int(_text(data[2]), 16))
+        if tag == "decimal":
+            return decimal.Decimal(_text(data[1]))
+        if tag == "namedtuple":
+            kind = _namedtuple(_text(data[1]), tuple(_text(name) for name in _items(data[2])))
+            return kind(*(decode(item, resolve) for item in _items(data[3])))
+        if tag in ("npscalar", "ndarray"):
+            return _decode_numpy(tag, data, resolve)
         if tag == "slice":
             start, stop, step = _items(data[1])
             return slice(decode(start, resolve), decode(stop, resolve), decode(step, resolve))
-    except (TypeError, ValueError, IndexError, binascii.Error, RecursionError) as error:
+    except (
+        TypeError,
+        ValueError,
+        IndexError,
+        KeyError,
+        ArithmeticError,
+        binascii.Error,
+        RecursionError,
+    ) as error:
         raise WireError(f"a malformed {tag} value: {error}") from None
     return resolve(data)
+
+
+def _factory_name(factory: object) -> str | None:
+    """The name of a defaultdict's default factory when it is one of _FACTORIES, else None."""
+    return next((name for name, kind in _FACTORIES.items() if factory is kind), None)
+
+
+def _namedtuple_fields(value: tuple[Any, ...]) -> tuple[str, ...] | None:
+    """The field names of a namedtuple (strings, one per item), else None."""
+    fields = getattr(type(value), "_fields", None)
+    if (
+        isinstance(fields, tuple)
+        and len(fields) == len(value)
+        and all(type(name) is str for name in fields)
+    ):
+        return fields
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _namedtuple(name: str, fields: tuple[str, ...]) -> Any:
+    """A namedtuple class built here (names checked as identifiers by collections.namedtuple)."""
+    return collections.namedtuple(name, fields)
+
+
+def _encode_numpy(value: object, export: Export) -> Json | None:
+    """A numpy scalar or array of numbers, booleans or text, where numpy is loaded already (so a
+    value can only be numpy's if it is); None for anything else."""
+    numpy = sys.modules.get("numpy")
+    if numpy is None or not isinstance(value, numpy.generic | numpy.ndarray):
+        return None
+    dtype = value.dtype
+    if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None:
+        return None
+    if isinstance(value, numpy.generic):
+        return ["npscalar", dtype.str, encode(value.item(), export)]
+    return ["ndarray", dtype.str, list(value.shape), encode(value.tolist(), export)]
+
+
+def _decode_numpy(tag: str, data: Json, resolve: Resolve) -> object:
+    """A numpy value rebuilt with this process's numpy; without numpy, its Python numbers (and
+    nested lists for an array)."""
+    values = decode(data[3] if tag == "ndarray" else data[2], resolve)
+    try:
+        numpy = importlib.import_module("numpy")
+    except ImportError:
+        return values
+    dtype = numpy.dtype(_text(data[1]))
+    if dtype.kind not in _NUMPY_KINDS or dtype.fields is not None:
+        raise ValueError(f"a dtype that is not plain data: {dtype}")
+    if dtype.itemsize > _MAX_NUMPY_ITEM_BYTES:
+        raise ValueError(f"a dtype of {dtype.itemsize} bytes an item")
+    if tag == "npscalar":
+        return dtype.type(values)
+    shape = tuple(_whole(size) for size in _items(data[2]))
+    return numpy.array(values, dtype=dtype).reshape(shape)
+
+
+def _whole(data: Json) -> int:
+    if type(data) is not int or data < 0:
+        raise TypeError(f"expected a size, got {data!r}")
+    return data
 
 
 def _text(data: Json) -> str:
