@@ -2,8 +2,9 @@
 everything benchyard stores or prints.
 
 The registry is filled when configurations are resolved: the variables providers take their keys
-and headers from (`api_key_env`, `headers_env`), credential headers given literally, and the host
-variables a command agent is given (`pass_env`). `scrub` replaces every registered value in a text;
+and headers from (`api_key_env`, `headers_env`), credential headers given literally, credentials
+written into a provider's URL (`https://user:pass@host`, `?key=...`: `url_credentials`), and the
+host variables a command agent is given (`pass_env`). `scrub` replaces every registered value in a text;
 `scrub_in_place` does so through a whole record (dataclasses, exceptions, lists and dicts). Values
 shorter than MIN_SECRET_CHARS are not registered: scrubbing them would mangle ordinary text.
 
@@ -12,6 +13,7 @@ This module imports nothing from benchyard, so that anything may use it.
 
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import os
@@ -19,9 +21,13 @@ import re
 import threading
 from collections.abc import Iterable
 from typing import Any
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 MIN_SECRET_CHARS = 6
 REDACTED = "[redacted]"
+
+KEY_LIKE_PARAMETER = re.compile(r"key|token|secret|passw|auth|sig|credential|session", re.I)
+"""Query parameters whose values are credentials (`?key=`, `?api_key=`, `?access_token=`...)."""
 
 _lock = threading.Lock()
 _values: set[str] = set()
@@ -48,6 +54,47 @@ def register(*values: str | None) -> None:
 def register_variables(names: Iterable[str]) -> None:
     """Scrub the values the environment variables `names` hold now."""
     register(*(os.environ.get(name) for name in names))
+
+
+def url_credentials(url: str) -> list[str]:
+    """The credentials written into a URL: its user and password, and the values of key-like
+    query parameters, as written and decoded."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.username, parts.password]
+    except ValueError:
+        return []
+    found += [value for name, value in _query_pairs(parts.query) if KEY_LIKE_PARAMETER.search(name)]
+    if parts.username is not None:  # as HTTP clients send them: Basic base64(user:password)
+        pair = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+        found.append(base64.b64encode(pair.encode()).decode())
+    return [form for value in found if value for form in {value, unquote(value)}]
+
+
+def redact_url(url: str) -> str:
+    """`url` as it may be stored or shown: its user and password, and the values of key-like
+    query parameters, replaced by REDACTED (whatever their length)."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return REDACTED
+    netloc = parts.netloc
+    if "@" in netloc:
+        netloc = f"{REDACTED}@{netloc.rsplit('@', 1)[1]}"
+    query = "&".join(
+        f"{name}={REDACTED}" if value and KEY_LIKE_PARAMETER.search(name) else piece
+        for piece, (name, value) in zip(
+            parts.query.split("&"), _query_pairs(parts.query, every=True), strict=True
+        )
+    )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def _query_pairs(query: str, *, every: bool = False) -> list[tuple[str, str]]:
+    """Each `name=value` of a query as written (`every`: one pair per `&`-separated piece)."""
+    pieces = query.split("&") if (query or every) else []
+    pairs = [piece.partition("=")[::2] for piece in pieces]
+    return pairs if every else [(name, value) for name, value in pairs if name]
 
 
 def registered() -> bool:

@@ -280,3 +280,58 @@ def test_scrubbing_reaches_every_text_of_a_try() -> None:
     assert flat.count(secrets.REDACTED) == 10
     assert record.failure_kind is FailureKind.AGENT_CRASH  # left as it was
     assert secrets.scrub("short and sweet") == "short and sweet"
+
+
+URL_PASSWORD = "pw-in-url-4e8a1c7f"
+URL_QUERY_KEY = "qk-in-url-9b3d5f2a"
+
+
+@pytest.mark.parametrize(
+    ("reply", "with_query"),
+    [
+        ({"status": 401, "content": "bad key", "echo_headers": True}, False),
+        ({"status": 500, "content": "server fault", "echo_headers": True}, False),
+        ({"content": "x"}, False),
+        ({"content": "x"}, True),
+    ],
+    ids=["401", "500", "200", "query-key"],
+)
+def test_credentials_in_a_provider_url_leave_no_trace(
+    tmp_path: Path,
+    cli: Cli,
+    store: Store,
+    fake_llm: StartFake,
+    reply: dict[str, Any],
+    with_query: bool,
+) -> None:
+    """`https://user:pass@host/v1` and `?api_key=` were stored in the run's settings and printed
+    (by `status`, in causes, in `show`); a server echoing the Basic header leaked them too."""
+    llm = fake_llm({"default": reply})
+    base_url = llm.url.replace("http://", f"http://bench-user:{URL_PASSWORD}@")
+    if with_query:
+        base_url += f"?api_key={URL_QUERY_KEY}&model=m"
+    write_config(
+        cli,
+        {
+            "providers": {"fake": {"base_url": base_url, **FAST_RETRIES}},
+            "agents": {"model": {"kind": "openai", "provider": "fake", "model": "agent-model"}},
+        },
+    )
+    bench = write_benchmark(
+        tmp_path / "bench",
+        [{"id": "q", "stimulus": "hi", "checks": [{"type": "equals", "value": "x"}]}],
+    )
+    ran = cli("run", str(bench), "--agent", "model")
+    status = cli("status", db=False)
+    run = store.resolve_run("latest")
+    recorded = run.agent_config["provider"]["base_url"]
+    assert recorded.startswith(f"http://{secrets.REDACTED}@127.0.0.1:")
+    assert (f"api_key={secrets.REDACTED}" in recorded) is with_query
+    found = "\n".join([ran.output, status.output, stored_text(cli.db_url), printed(cli, "q")])
+    if reply.get("status") == 401:  # the server got the credentials and echoed them, scrubbed
+        assert llm.headers[0]["authorization"].startswith("Basic ")
+        (attempt,) = store.attempts(run.id)
+        assert "HTTP 401" in (attempt.cause or "") and secrets.REDACTED in (attempt.cause or "")
+    for value in (URL_PASSWORD, URL_QUERY_KEY, llm.headers[0]["authorization"].split()[-1]):
+        assert value not in found
+    assert secrets.REDACTED in found

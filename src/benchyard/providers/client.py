@@ -134,7 +134,7 @@ class ProviderClient:
             self._pools = None
 
     def _who(self) -> str:
-        return f"{self.source} {self.config.model} at {self.config.provider.base_url}"
+        return f"{self.source} {self.config.model} at {self.config.provider.shown_url()}"
 
     def _body(
         self,

@@ -73,6 +73,16 @@ class ProviderConfig(ConfigModel):
         "variable name. Read at request time, recorded by name only.",
     )
 
+    @field_validator("base_url")
+    @classmethod
+    def _url_not_redacted(cls, base_url: str) -> str:
+        if secrets.REDACTED in base_url:
+            raise ValueError(
+                "the URL was recorded redacted (it carries credentials), so it cannot be used "
+                "again; give the key with api_key_env or headers_env instead of in the URL"
+            )
+        return base_url
+
     @field_validator("headers")
     @classmethod
     def _not_redacted(cls, headers: dict[str, str]) -> dict[str, str]:
@@ -87,10 +97,16 @@ class ProviderConfig(ConfigModel):
 
     def secret_values(self) -> list[str | None]:
         """The values this provider's requests carry that must never be stored or printed: the
-        API key, headers taken from variables, literal credential headers."""
+        API key, headers taken from variables, literal credential headers, credentials written
+        into the URL."""
         names = [self.api_key_env, *self.headers_env.values()]
         literal = [v for name, v in self.headers.items() if CREDENTIAL_HEADER.search(name)]
-        return [*(os.environ.get(name) for name in names if name), *literal]
+        in_url = secrets.url_credentials(self.base_url)
+        return [*(os.environ.get(name) for name in names if name), *literal, *in_url]
+
+    def shown_url(self) -> str:
+        """The base URL as it may be stored or printed: credentials in it redacted."""
+        return secrets.redact_url(self.base_url)
 
     def environment_headers(self) -> dict[str, str]:
         """The headers_env headers, read now; a variable that is not set is ProviderConfigError."""
@@ -135,7 +151,11 @@ def register_provider_secrets(provider: dict[str, Any] | ProviderConfig) -> None
 
 
 def redacted_provider(provider: dict[str, Any]) -> dict[str, Any]:
-    """A provider's settings as a run records them: credential headers' values redacted."""
+    """A provider's settings as a run records them: credential headers' values and credentials
+    in the URL redacted."""
+    base_url = provider.get("base_url")
+    if isinstance(base_url, str) and secrets.redact_url(base_url) != base_url:
+        provider = {**provider, "base_url": secrets.redact_url(base_url)}
     headers = provider.get("headers")
     if not isinstance(headers, dict):
         return provider

@@ -12,7 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from benchyard import secrets
-from benchyard.providers.config import ProviderConfig, ProviderConfigError
+from benchyard.providers.config import (
+    ProviderConfig,
+    ProviderConfigError,
+    register_provider_secrets,
+)
 
 PROBE_TIMEOUT_SEC = 5.0
 
@@ -62,7 +66,8 @@ async def look(provider: ProviderConfig, timeout_sec: float = PROBE_TIMEOUT_SEC)
     """GET /v1/models: whether the endpoint answers, and what it serves."""
     import httpx
 
-    state = EndpointState(provider.base_url, up=False)
+    register_provider_secrets(provider)  # an error echoing them is scrubbed
+    state = EndpointState(provider.shown_url(), up=False)
     try:
         async with _client(provider, timeout_sec) as http:
             started = time.perf_counter()

@@ -132,7 +132,7 @@ async def _environment(config: ModelConfig, options: SpeedOptions) -> Environmen
         bandwidth = bandwidth_gbs(options.hardware) * 1e9
         bandwidth_source = f"hardware profile {options.hardware}"
     return Environment(
-        base_url=provider.base_url,
+        base_url=provider.shown_url(),
         model=config.model,
         rtt_sec=await round_trip_sec(provider),
         model_size_bytes=size,
