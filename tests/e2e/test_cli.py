@@ -380,7 +380,7 @@ def test_run_exits_for_ci_on_a_threshold_and_when_nothing_was_graded(
     assert half.exit_code == 0, half.output
     under = cli("run", str(bench), "--agent-cmd", "echo yes", "-q", "--fail-under", "0.9")
     assert under.exit_code == 1
-    assert "below threshold: accuracy 50.0% is under --fail-under 90.0% (1/2 counted)" in (
+    assert "below threshold: accuracy 50.0% is under --fail-under 90.0% (1/2 passed)" in (
         under.stderr
     )
     assert (

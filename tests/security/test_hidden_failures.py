@@ -111,7 +111,8 @@ def test_claiming_a_fault_when_unsure_does_not_raise_accuracy(
 
 def test_only_claimed_faults_count_against_the_agent() -> None:
     """The failure table: the faults an agent can claim by its exit status are retried and then
-    counted; every fault benchyard observes itself stays an uncounted error."""
+    counted, as are answers the checks or the judge could not grade; every fault benchyard
+    observes in its own machinery stays an uncounted error."""
     assert set(CLAIMED_KINDS) == {FailureKind.AGENT_TEMPFAIL.value, FailureKind.AGENT_START.value}
     for kind, policy in POLICIES.items():
         assert policy.counts == (policy.verdict in COUNTED_VERDICTS), kind
@@ -122,11 +123,13 @@ def test_only_claimed_faults_count_against_the_agent() -> None:
         FailureKind.PROVIDER_UNAVAILABLE,
         FailureKind.PROVIDER_REJECTED,
         FailureKind.CHECK_ERROR,
-        FailureKind.JUDGE_UNPARSEABLE,
         FailureKind.HARNESS_ERROR,
     )
     for kind in observed:
         assert (POLICIES[kind].counts, POLICIES[kind].verdict) == (False, "error"), kind
+    # What the answer may have caused (a check it broke, a judge it steered) counts against it.
+    for kind in (FailureKind.UNGRADABLE_ANSWER, FailureKind.JUDGE_UNPARSEABLE):
+        assert (POLICIES[kind].counts, POLICIES[kind].verdict) == (True, "failed"), kind
 
 
 class _ClaimsAFaultEveryTry(_AttemptExecutor):

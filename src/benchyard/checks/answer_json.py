@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 from benchyard.checks.answer_text import fenced_blocks, quote
@@ -15,6 +16,31 @@ MAX_DEPTH = 100
 
 class NotJson(ValueError):
     """The answer holds no JSON document; the message says why, for a check's reason."""
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # over Python's limit on the digits of an integer read from text
+        raise NotJson(
+            f"a JSON integer of {len(text.lstrip('-'))} digits is too long to read"
+        ) from None
+
+
+def _finite(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise NotJson(f"the JSON number {text[:40]} is out of range (it reads as {value})")
+    return value
+
+
+def _constant(name: str) -> float:
+    raise NotJson(f"{name} is not a JSON value (JSON has no NaN or Infinity)")
+
+
+DECODER = json.JSONDecoder(parse_int=_integer, parse_float=_finite, parse_constant=_constant)
+"""json's decoder, refusing what JSON has not (NaN, Infinity) and numbers Python cannot hold
+(integers over its digit limit, floats out of range): an answer's values are always finite."""
 
 
 def parse_answer_json(answer: str, allow_fence: bool = True) -> Any:
@@ -37,7 +63,7 @@ def _loads(text: str) -> Any:
     """json.loads, refusing documents nested deeper than MAX_DEPTH: an answer of 100,000 `[`
     would otherwise end in a RecursionError, here or in the checks that walk the value."""
     try:
-        value = json.loads(text)
+        value = DECODER.decode(text)
     except RecursionError:
         value = None
         too_deep = True

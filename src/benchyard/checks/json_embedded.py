@@ -13,12 +13,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import Field, field_validator
 
-from benchyard.checks.answer_json import MAX_DEPTH, json_type_name, nesting_depth
+from benchyard.checks.answer_json import DECODER, MAX_DEPTH, NotJson, json_type_name, nesting_depth
 from benchyard.checks.answer_text import clip, quote
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.json_checks import SHOWN_ERRORS, show
@@ -27,8 +27,6 @@ from benchyard.checks.registry import check
 MAX_STARTS = 2_000  # `{` and `[` tried as the start of a value
 MAX_SCANNED_CHARS = 16 * 1024 * 1024  # characters read by the attempts that failed, together
 SHOWN_CANDIDATES = 3
-
-_DECODER = json.JSONDecoder()
 
 
 class ContainsJsonParams(CheckParams):
@@ -68,6 +66,7 @@ class Scan:
 
     found: list[Found]
     too_deep: int = 0  # values refused for nesting over MAX_DEPTH
+    unreadable: list[str] = field(default_factory=list)  # values refused: NaN, 1e999, huge ints
     gave_up_at: int | None = None  # where the scan stopped for its work bound
 
 
@@ -84,7 +83,13 @@ def embedded_json(text: str) -> Scan:
             scan.gave_up_at = position
             return scan
         try:
-            value, end = _DECODER.raw_decode(text, position)
+            value, end = DECODER.raw_decode(text, position)
+        except NotJson as refused:  # a number JSON or Python cannot hold: refused whole
+            scan.unreadable.append(str(refused))
+            end = _structure_end(text, position)
+            scanned += end - position
+            position = end
+            continue
         except json.JSONDecodeError as error:
             scanned += max(error.pos - position, 1)
             position += 1
@@ -144,6 +149,8 @@ def _not_found(scan: Scan, answer: str) -> str:
     notes = []
     if scan.too_deep:
         notes.append(f"{scan.too_deep} value(s) refused for nesting over {MAX_DEPTH} levels")
+    if scan.unreadable:
+        notes.append(f"{len(scan.unreadable)} value(s) refused: {scan.unreadable[0]}")
     if scan.gave_up_at is not None:
         notes.append(f"scan stopped at character {scan.gave_up_at} (too many candidates)")
     if notes:

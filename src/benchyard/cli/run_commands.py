@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -41,8 +42,17 @@ FailUnderOption = Annotated[
         min=0.0,
         max=1.0,
         help="Exit 1 when accuracy (or, with --fail-under-on lower-bound, the lower bound of its "
-        "95% Wilson interval) is under this rate, e.g. 0.8. A run whose every attempt errored or "
-        "timed out exits 3 whatever the rate.",
+        "95% Wilson interval) is under this rate, e.g. 0.8; errors count as failures here unless "
+        "--fail-under-excludes-errors. A run whose every attempt errored or timed out exits 3 "
+        "whatever the rate.",
+    ),
+]
+FailUnderExcludesErrorsOption = Annotated[
+    bool,
+    typer.Option(
+        "--fail-under-excludes-errors",
+        help="Leave errors (faults benchyard observed itself) out of what --fail-under compares, "
+        "as accuracy in reports does; by default the gate counts them as failures.",
     ),
 ]
 FailUnderOnOption = Annotated[
@@ -57,6 +67,15 @@ AgentRepoOption = Annotated[
         "script the agent's command runs; for an agent without one, the current directory).",
     ),
 ]
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """What --fail-under asks of a run: the rate, on what, and whether errors count as failures."""
+
+    rate: float | None
+    on: GateOn
+    errors_excluded: bool = False
 
 
 @handle_errors
@@ -143,6 +162,7 @@ def run(
     allow_network: AllowNetworkOption = False,
     fail_under: FailUnderOption = None,
     fail_under_on: FailUnderOnOption = GateOn.accuracy,
+    fail_under_excludes_errors: FailUnderExcludesErrorsOption = False,
     pilot: PilotOption = None,
     pilot_only: PilotOnlyOption = False,
     pilot_seed: PilotSeedOption = 0,
@@ -227,7 +247,7 @@ def run(
             len(plan),
             quiet,
             settings,
-            (fail_under, fail_under_on),
+            Threshold(fail_under, fail_under_on, fail_under_excludes_errors),
             stopped=lambda: tell_stopped(gate),
         )
     finally:
@@ -240,7 +260,7 @@ def _execute_and_report(
     total: int,
     quiet: bool,
     settings: RunSettings,
-    threshold: tuple[float | None, GateOn],
+    threshold: Threshold,
     merged: bool = False,
     stopped: Callable[[], None] | None = None,
 ) -> None:
@@ -248,7 +268,7 @@ def _execute_and_report(
     1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
     from benchyard.cli.progress import ProgressObserver
     from benchyard.report.build import build_report
-    from benchyard.report.gate import nothing_graded, run_gate
+    from benchyard.report.gate import nothing_graded, nothing_started, run_gate
     from benchyard.report.render import plural
 
     observer = ProgressObserver(total, enabled=not quiet)
@@ -273,11 +293,12 @@ def _execute_and_report(
     if stopped is not None:
         stopped()  # a pilot or budget stopped the run: say why
     typer.echo(f"run {finished.id}  ({finished.status})")
-    fail_under, on = threshold
-    failure = nothing_graded(report.summary)
-    if failure is None and fail_under is not None:
+    failure = nothing_started(report) or nothing_graded(report.summary)
+    if failure is None and threshold.rate is not None:
         gated = build_report(store, finished, merged=True) if merged else report
-        failure = run_gate(gated.summary, fail_under, on)
+        failure = run_gate(
+            gated.summary, threshold.rate, threshold.on, errors_excluded=threshold.errors_excluded
+        )
     if failure is not None:
         typer.echo(
             f"{'below threshold' if failure.exit_code == 1 else 'error'}: {failure.message}",
@@ -328,6 +349,7 @@ def rerun(
     allow_network: AllowNetworkOption = False,
     fail_under: FailUnderOption = None,
     fail_under_on: FailUnderOnOption = GateOn.accuracy,
+    fail_under_excludes_errors: FailUnderExcludesErrorsOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
     db: DbOption = None,
 ) -> None:
@@ -369,6 +391,6 @@ def rerun(
         len(plan.plan),
         quiet,
         plan.settings,
-        (fail_under, fail_under_on),
+        Threshold(fail_under, fail_under_on, fail_under_excludes_errors),
         merged=True,
     )

@@ -43,7 +43,8 @@ class Judge:
         label: str,
     ) -> T:
         """Ask the judge and read its reply with `parse` (which raises ValueError for a reply it
-        cannot read); an unreadable reply is asked again, then is an infrastructure error."""
+        cannot read); an unreadable reply is asked again, then is a `judge_unparseable` failure,
+        retried with the attempt and then held against the answer (runner/failures.py)."""
         problem = ""
         for _ in range(self.config.parse_retries + 1):
             reply = await self.client.chat(messages, sink)

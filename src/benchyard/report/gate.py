@@ -1,6 +1,8 @@
 """What a finished run's exit status says to CI (docs/exit-codes.md): whether anything could be
 graded at all, and whether accuracy (or the lower bound of its 95% Wilson interval) reached the
-`--fail-under` rate."""
+`--fail-under` rate. The gate counts errors as failures unless told to leave them out: an error is
+not the agent's fault, but a run that passes its gate on the answers that happened to be graded
+could hide the rest."""
 
 from __future__ import annotations
 
@@ -9,10 +11,14 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # kept light: the CLI imports GateOn when it starts
-    from benchyard.report.model import Summary
+    from benchyard.report.model import RunReport, Summary
 
 EXIT_BELOW_THRESHOLD = 1
 EXIT_NOTHING_GRADED = 3
+NOT_STARTED_KINDS = frozenset({"agent_start", "sandbox_start"})
+"""Failure kinds of attempts whose agent never ran: its command could not (126/127), or the
+sandbox did not start."""
+CAUSE_CHARS = 200
 
 
 class GateOn(StrEnum):
@@ -38,30 +44,62 @@ def nothing_graded(summary: Summary) -> GateFailure | None:
     return None
 
 
-def below_threshold(summary: Summary, fail_under: float, on: GateOn) -> GateFailure | None:
-    """Accuracy (or its interval's lower bound) under `fail_under`; a run with nothing counted
-    has no accuracy and is under any threshold."""
-    from benchyard.report.render import percent
-
-    if on is GateOn.lower_bound:
-        value = summary.accuracy_ci95[0] if summary.accuracy_ci95 is not None else None
-        what = "the lower bound of accuracy's 95% interval"
-    else:
-        value, what = summary.accuracy, "accuracy"
-    if value is not None and value >= fail_under:
+def nothing_started(report: RunReport) -> GateFailure | None:
+    """Every final attempt failed to start (a typo in the agent's command, a sandbox that does
+    not start): whatever else, the run measured nothing of the agent."""
+    total = report.summary.attempt_count
+    kinds = [failure.failure_kind for failure in report.failures]
+    if not total or len(kinds) != total or not set(kinds) <= NOT_STARTED_KINDS:
         return None
+    named = " and ".join(sorted({str(kind) for kind in kinds}))
+    first = " ".join(report.failures[0].cause.split())
+    if len(first) > CAUSE_CHARS:
+        first = first[:CAUSE_CHARS] + "…"
     return GateFailure(
-        EXIT_BELOW_THRESHOLD,
-        f"{what} {percent(value)} is under --fail-under {percent(fail_under)} "
-        f"({summary.passed}/{summary.counted} counted)",
+        EXIT_NOTHING_GRADED,
+        f"no attempt started: all {total} final attempts ended in {named}; the first: {first}",
     )
 
 
-def run_gate(summary: Summary, fail_under: float | None, on: GateOn) -> GateFailure | None:
+def below_threshold(
+    summary: Summary, fail_under: float, on: GateOn, *, errors_excluded: bool = False
+) -> GateFailure | None:
+    """Accuracy (or its interval's lower bound) under `fail_under`, errors counted as failures
+    unless `errors_excluded`; a run with nothing counted has no accuracy and is under any
+    threshold."""
+    from benchyard.report.render import percent
+    from benchyard.report.stats import wilson_interval
+
+    trials = summary.counted if errors_excluded else summary.counted + summary.errors
+    rate = summary.passed / trials if trials else None
+    if on is GateOn.lower_bound:
+        interval = wilson_interval(summary.passed, trials)
+        value = interval[0] if interval is not None else None
+        what = "the lower bound of accuracy's 95% interval"
+    else:
+        value, what = rate, "accuracy"
+    if value is not None and value >= fail_under:
+        return None
+    errors = (
+        ""
+        if errors_excluded or not summary.errors
+        else f", {summary.errors} error{'' if summary.errors == 1 else 's'} counted as failed; "
+        "--fail-under-excludes-errors leaves them out"
+    )
+    return GateFailure(
+        EXIT_BELOW_THRESHOLD,
+        f"{what} {percent(value)} is under --fail-under {percent(fail_under)} "
+        f"({summary.passed}/{trials} passed{errors})",
+    )
+
+
+def run_gate(
+    summary: Summary, fail_under: float | None, on: GateOn, *, errors_excluded: bool = False
+) -> GateFailure | None:
     """The first gate the run fails, if any: nothing graded, then the threshold."""
     failure = nothing_graded(summary)
     if failure is None and fail_under is not None:
-        failure = below_threshold(summary, fail_under, on)
+        failure = below_threshold(summary, fail_under, on, errors_excluded=errors_excluded)
     return failure
 
 

@@ -196,12 +196,17 @@ def execute(
 ) -> RunRecord:
     """Record a new run and execute it to the end (or to Ctrl-C, which keeps what finished),
     its tries where `executor` runs them (default: this process). A run whose sandbox is refused
-    or cannot work there stops before anything is recorded."""
+    or cannot work there, or whose agent's command cannot run (runner/preflight.py), stops before
+    anything is recorded."""
     from benchyard.executors.local import LocalExecutor
 
     where = executor or LocalExecutor()
     where.check(settings, benchmark, agent, store.url, _planned_scenarios(plan))
     refuse_store_url(agent, store.url)
+    if isinstance(where, LocalExecutor):  # elsewhere, this machine's files say nothing
+        from benchyard.runner.preflight import refuse_unrunnable_agent
+
+        refuse_unrunnable_agent(agent, settings.sandbox)
     run = recorded_run(new_run(benchmark, agent, settings, len(plan), agent_repo, parent_run_id))
     return run_async(
         execute_run(store, benchmark, agent, plan, run, settings, observer, gate, where)

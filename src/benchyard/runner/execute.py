@@ -258,6 +258,7 @@ class _AttemptExecutor:
             )
             record.verdict = "passed" if outcome.passed else "failed"
             record.score, record.checks, record.cause = outcome.score, outcome.checks, outcome.cause
+            record.failure_kind = outcome.failure_kind  # ungradable_answer: a check raised on it
         except AttemptFailure as caught:
             failure = caught
             result = caught.partial or result

@@ -7,7 +7,14 @@ that did not start, its own client's provider errors, a check or judge that coul
 bugs) ends as an uncounted `error`. A fault the agent merely claims through its exit status (75:
 a transient fault of its own; 126/127: the command could not run) is retried like one, but the
 exit status is the agent's to choose: once its retries are spent it counts against the agent
-(`failed`), or an agent could hide every answer it is unsure of from accuracy."""
+(`failed`), or an agent could hide every answer it is unsure of from accuracy.
+
+An answer the checks cannot grade is the agent's too: a check that raises on it (a 5,000-digit JSON
+integer, `1e999999`, nesting too deep to read) fails the attempt (`ungradable_answer`, counted,
+its cause saying why), and a judge whose reply stays unreadable is retried and then counted as
+failed (`judge_unparseable`): an answer can steer its judge, so an unreadable reply is no proof of a
+broken judge. Only what benchyard observes in its own machinery (a judge provider that is down, a
+sandbox that did not start, a check that says it could not run) stays an uncounted error."""
 
 from __future__ import annotations
 
@@ -34,6 +41,7 @@ class FailureKind(StrEnum):
     PROVIDER_REJECTED = "provider_rejected"  # the endpoint refused the request (4xx, no API key)
     REASONING_TRUNCATED = "reasoning_truncated"  # empty answer: the token budget went to reasoning
     JUDGE_UNPARSEABLE = "judge_unparseable"  # the judge model's reply could not be read
+    UNGRADABLE_ANSWER = "ungradable_answer"  # a check raised on the answer: it could not grade it
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,7 @@ class Policy:
     counts: bool  # does the final try's verdict count in accuracy (False: shown apart as an error)
     verdict: str  # the final try's verdict (a try that is retried is RETRIED_VERDICT)
     claimed: bool = False  # only the agent's exit status says so: benchyard saw no fault itself
+    held_against_answer: bool = False  # counted once retries are spent: the answer may be the cause
 
 
 RETRIED_VERDICT = "error"  # a try superseded by a retry: kept as evidence, never counted
@@ -71,7 +80,12 @@ POLICIES: dict[FailureKind, Policy] = {
     FailureKind.REASONING_TRUNCATED: Policy(
         retry=False, grade=False, counts=True, verdict="failed"
     ),
-    FailureKind.JUDGE_UNPARSEABLE: Policy(retry=True, grade=False, counts=False, verdict="error"),
+    # The answer may have steered its judge (see the module's docstring): retried, then counted.
+    FailureKind.JUDGE_UNPARSEABLE: Policy(
+        retry=True, grade=False, counts=True, verdict="failed", held_against_answer=True
+    ),
+    # Graded: the other checks' results are kept; the attempt fails whatever its threshold.
+    FailureKind.UNGRADABLE_ANSWER: Policy(retry=False, grade=True, counts=True, verdict="failed"),
 }
 
 COUNTED_VERDICTS = frozenset({"passed", "failed", "timeout"})
@@ -96,9 +110,15 @@ class AttemptFailure(Exception):
         retried; else the table's verdict, and a claimed fault's cause says why it counts."""
         if retried:
             return RETRIED_VERDICT, self.message
+        tried = f"{tries} {'try' if tries == 1 else 'tries'}"
+        if self.policy.held_against_answer:
+            return self.policy.verdict, (
+                f"{self.message} [the answer could not be graded: counted as "
+                f"{self.policy.verdict} after {tried}]"
+            )
         if not self.policy.claimed:
             return self.policy.verdict, self.message
         return self.policy.verdict, (
             f"{self.message} [claimed by the agent's exit status, not observed by benchyard: "
-            f"counted as {self.policy.verdict} after {tries} {'try' if tries == 1 else 'tries'}]"
+            f"counted as {self.policy.verdict} after {tried}]"
         )

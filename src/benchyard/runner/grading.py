@@ -1,4 +1,11 @@
-"""Turning an agent's answers into check results, a score and a verdict."""
+"""Turning an agent's answers into check results, a score and a verdict.
+
+A check that raises on an answer could not grade it: that check fails, with the exception as its
+reason, and so does the attempt (`ungradable_answer`, counted), whatever `negate`, the other
+checks or a threshold would say (a check of weight 0, which never counts, fails alone). An answer
+built to crash a check must never leave accuracy's denominator. Only a check that says it could
+not run (CheckFailedToRun: a missing judge, a sandbox fault) or raises an AttemptFailure of its
+own kind is an infrastructure error."""
 
 from __future__ import annotations
 
@@ -37,6 +44,31 @@ class Grade:
     score: float
     checks: list[CheckRecord]
     cause: str | None
+    failure_kind: str | None = None  # ungradable_answer when a check could not grade the answer
+
+
+UNGRADABLE_PREFIX = "could not grade the answer: "
+REASON_ERROR_CHARS = 300
+
+
+class Ungradable(CheckResult):
+    """The result of a check that raised on the answer: failed, and never negated."""
+
+
+def ungradable(spec: CheckSpec, error: BaseException) -> Ungradable:
+    text = " ".join(_error_text(error).split())
+    if len(text) > REASON_ERROR_CHARS:
+        text = text[:REASON_ERROR_CHARS] + "…"
+    reason = f"{UNGRADABLE_PREFIX}{spec.type} raised {type(error).__name__}: {text}"
+    return Ungradable(passed=False, score=0.0, reason=reason)
+
+
+def _error_text(error: BaseException) -> str:
+    """An exception's message; one whose own str() fails (a hostile value in it) by its type."""
+    try:
+        return str(error)
+    except Exception:
+        return "(its message could not be shown)"
 
 
 _params_cache: dict[int, tuple[CheckSpec, CheckType, CheckParams]] = {}
@@ -57,26 +89,34 @@ def _prepared(spec: CheckSpec) -> tuple[CheckType, CheckParams]:
 
 
 async def run_check(spec: CheckSpec, evidence: Evidence) -> CheckResult:
-    """Evaluate one check; a check function may be `async def` (judges, code in a sandbox)."""
+    """Evaluate one check; a check function may be `async def` (judges, code in a sandbox). A
+    check that raises on the answer returns an Ungradable result (see the module's docstring)."""
     check_type, params = _prepared(spec)
     try:
         outcome = check_type.evaluate(params, evidence)
         result: CheckResult = await outcome if inspect.isawaitable(outcome) else outcome
+        _require_a_result(result)
     except AttemptFailure:
         raise  # a check that knows what its failure means (e.g. an unparseable judge reply)
     except CheckFailedToRun as error:
         raise AttemptFailure(
             FailureKind.CHECK_ERROR, f"check {spec.label} could not run: {error}"
         ) from error
-    except Exception as error:  # a bug in a check must not take the run down
-        raise AttemptFailure(
-            FailureKind.HARNESS_ERROR, f"check {spec.label} raised {type(error).__name__}: {error}"
-        ) from error
+    except Exception as error:  # the answer broke the check: it is not graded as passing
+        return ungradable(spec, error)
     if spec.negate:
         return CheckResult(
             not result.passed, 1.0 - result.score, negated_reason(result), result.details
         )
     return result
+
+
+def _require_a_result(result: object) -> None:
+    """A check's result must be a verdict: a CheckResult whose score is a number in [0, 1]."""
+    if not isinstance(result, CheckResult):
+        raise TypeError(f"the check returned {type(result).__name__}, not a CheckResult")
+    if not (isinstance(result.score, int | float) and 0.0 <= result.score <= 1.0):
+        raise ValueError(f"the check's score {result.score!r} is not a number in [0, 1]")
 
 
 def negated_reason(result: CheckResult) -> str:
@@ -96,7 +136,7 @@ async def grade(
     open_code: CodeOpener | None = None,
 ) -> Grade:
     """Grade the answers; each check that needs code gets a workspace of its own from `open_code`."""
-    records = []
+    records, ungraded = [], []
     for position, spec in enumerate(scenario.checks):
         answer = (
             answers[spec.turn - 1]
@@ -112,20 +152,21 @@ async def grade(
             judge=judge,
         )
         result = await _run_with_code(spec, evidence, open_code)
-        records.append(
-            CheckRecord(
-                position,
-                spec.type,
-                spec.label,
-                result.passed,
-                result.score,
-                spec.weight,
-                result.reason,
-                _threshold(spec),
-                result.details,
-            )
+        record = CheckRecord(
+            position,
+            spec.type,
+            spec.label,
+            result.passed,
+            result.score,
+            spec.weight,
+            result.reason,
+            _threshold(spec),
+            result.details,
         )
-    return _combine(scenario, records)
+        records.append(record)
+        if isinstance(result, Ungradable) and spec.weight > 0:  # weight 0: informational only
+            ungraded.append(record)
+    return _combine(scenario, records, ungraded)
 
 
 THRESHOLD_PARAMS = ("threshold", "min_score")
@@ -151,9 +192,10 @@ async def _run_with_code(
         return await run_check(spec, dataclasses.replace(evidence, code=code))
 
 
-def _combine(scenario: Scenario, records: list[CheckRecord]) -> Grade:
-    total_weight = sum(record.weight for record in records)
-    score = (sum(r.score * r.weight for r in records) / total_weight) if total_weight else 1.0
+def _combine(scenario: Scenario, records: list[CheckRecord], ungraded: list[CheckRecord]) -> Grade:
+    if ungraded:
+        return _ungradable(records, ungraded)
+    score = _weighted_score(records)
     counted = [record for record in records if record.weight > 0]
     if scenario.threshold is not None:
         passed = score >= scenario.threshold
@@ -168,4 +210,18 @@ def _combine(scenario: Scenario, records: list[CheckRecord]) -> Grade:
         )
         if scenario.threshold is not None:
             cause = f"score {score:.2f} < threshold {scenario.threshold:g}: {cause}"
-    return Grade(passed, round(score, 6), records, cause)
+    return Grade(passed, score, records, cause)
+
+
+def _ungradable(records: list[CheckRecord], ungraded: list[CheckRecord]) -> Grade:
+    """The answer broke a check: failed, whatever the other checks, weights or threshold say."""
+    cause = "; ".join(f"{record.label}: {record.reason}" for record in ungraded)
+    return Grade(
+        False, _weighted_score(records), records, cause, FailureKind.UNGRADABLE_ANSWER.value
+    )
+
+
+def _weighted_score(records: list[CheckRecord]) -> float:
+    total_weight = sum(record.weight for record in records)
+    score = (sum(r.score * r.weight for r in records) / total_weight) if total_weight else 1.0
+    return round(score, 6)

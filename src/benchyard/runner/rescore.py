@@ -2,7 +2,8 @@
 without running the agent, into a new run linked to the original (`rescored_from`).
 
 For when a check, a judge or a reference was fixed. Attempts the checks saw whole (graded ones,
-and those whose check could not run) are graded again through runner/grading.py's `grade`, the
+those whose check could not run or could not grade the answer, and those whose judge's reply
+could not be read) are graded again through runner/grading.py's `grade`, the
 runner's own entry point; a coding scenario's recorded patch is graded in fresh verification
 sandboxes as in a run. Other attempts (crashes, timeouts, errors) are copied as they were.
 """
@@ -30,7 +31,14 @@ from benchyard.store.store import Store
 if TYPE_CHECKING:
     from benchyard.providers.judge import Judge
 
-REGRADABLE = frozenset({None, FailureKind.CHECK_ERROR.value})
+REGRADABLE = frozenset(
+    {
+        None,
+        FailureKind.CHECK_ERROR.value,
+        FailureKind.UNGRADABLE_ANSWER.value,
+        FailureKind.JUDGE_UNPARSEABLE.value,
+    }
+)
 """Failure kinds of attempts whose answers the checks saw whole (None: graded)."""
 
 WRITE_EVERY = 256
@@ -134,10 +142,10 @@ async def _rescored(
         graded = await _grade(scenario, attempt, changes, judge)
         copy.verdict = "passed" if graded.passed else "failed"
         copy.score, copy.checks, copy.cause = graded.score, graded.checks, graded.cause
-        copy.failure_kind = None
+        copy.failure_kind = graded.failure_kind
     except AttemptFailure as failure:
-        copy.verdict, copy.score, copy.checks = failure.policy.verdict, 0.0, []
-        copy.cause, copy.failure_kind = failure.message, failure.kind.value
+        copy.score, copy.checks, copy.failure_kind = 0.0, [], failure.kind.value
+        copy.verdict, copy.cause = failure.outcome(retried=False, tries=1)
     was, now = attempt.verdict == "passed", copy.verdict == "passed"
     if was != now:
         (outcome.to_pass if now else outcome.to_fail).append((attempt.scenario_id, attempt.epoch))

@@ -14,7 +14,6 @@ import pytest
 from benchyard.checks.base import CheckFailedToRun, CheckResult, Evidence
 from benchyard.providers.fake_server import FakeLLM
 from benchyard.providers.judge import Judge, JudgeConfig
-from benchyard.report.gate import EXIT_NOTHING_GRADED
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import judge_totals, token_totals
 from benchyard.spec.models import Scenario
@@ -146,12 +145,15 @@ def test_an_unreadable_reply_is_asked_again(judge_url: str) -> None:
     assert "no JSON object in the reply" in evidence.trajectory[1].content
 
 
-def test_a_reply_that_stays_unreadable_is_an_infrastructure_error(judge_url: str) -> None:
+def test_a_reply_that_stays_unreadable_is_retried_then_held_against_the_answer(
+    judge_url: str,
+) -> None:
     with pytest.raises(AttemptFailure) as failure:
         evaluate(judge_url, "reference_match", "broken judge")
     assert failure.value.kind == FailureKind.JUDGE_UNPARSEABLE
     policy = failure.value.policy
-    assert (policy.retry, policy.counts, policy.verdict) == (True, False, "error")
+    # An answer can steer its judge into an unreadable reply: retried, then counted as failed.
+    assert (policy.retry, policy.counts, policy.verdict) == (True, True, "failed")
     assert "asked 2 times" in failure.value.message
 
 
@@ -173,7 +175,7 @@ def test_rubric_params_are_checked_at_load_time() -> None:
     assert "min_score" in params_error("llm_rubric", criteria=["x"], min_score=2)
 
 
-def test_an_unparseable_judge_in_a_run_is_retried_and_not_counted(
+def test_an_unparseable_judge_in_a_run_is_retried_then_counted_as_failed(
     tmp_path: Path, cli: Cli, store: Store, judge_url: str
 ) -> None:
     with FakeLLM({"default": {"content": "broken judge"}}) as agent_llm:
@@ -188,19 +190,22 @@ def test_an_unparseable_judge_in_a_run_is_retried_and_not_counted(
         result = cli(
             "run", str(bench), "--agent", "model", "--retries", "1", "--retry-backoff", "0.01", "-q"
         )
-    assert result.exit_code == EXIT_NOTHING_GRADED, result.output  # its one attempt is an error
+    assert result.exit_code == 0, result.output  # its one attempt failed: graded, not an error
     run = store.resolve_run("latest")
     assert run.settings["judge"]["model"] == "judge-model"
     tries = store.attempts(run.id, include_superseded=True, with_evidence=True)
     assert [(t.verdict, t.failure_kind, t.superseded) for t in tries] == [
         ("error", "judge_unparseable", True),
-        ("error", "judge_unparseable", False),
+        ("failed", "judge_unparseable", False),
     ]
+    assert "the answer could not be graded: counted as failed after 2 tries" in (
+        tries[-1].cause or ""
+    )
     judge_events = [e for e in tries[0].trajectory or [] if e.role == "judge"]
     assert judge_events and all(e.data and e.data["source"] == "judge" for e in judge_events)
     assert tries[0].cost_usd is not None and tries[0].cost_usd < judge_events[0].cost_usd  # type: ignore[operator]
     summary = json.loads(cli("report", "latest", "--format", "json").output)["summary"]
-    assert (summary["failed"], summary["errors"], summary["counted"]) == (0, 1, 0)
+    assert (summary["failed"], summary["errors"], summary["counted"]) == (1, 0, 1)
 
 
 def test_a_run_with_judge_checks_and_no_judge_is_refused(tmp_path: Path, cli: Cli) -> None:
