@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import stat
+import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -178,6 +179,17 @@ def _unlink_all_but_directories(directory: int) -> list[str]:
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.name, dir_fd=directory)
     return subdirectories
+
+
+@contextlib.contextmanager
+def temporary_directory(prefix: str) -> Iterator[Path]:
+    """As tempfile.TemporaryDirectory, for a directory that untrusted code fills (a verifier's
+    output): removed with remove_tree, so no depth or leftover makes leaving it raise."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        remove_tree(path, ignore_errors=True)
 
 
 def walk_tree(root: Path, *, strict: bool = False) -> Iterator[tuple[Path, list[str], list[str]]]:

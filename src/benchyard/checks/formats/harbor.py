@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import math
 import shlex
-import tempfile
 from pathlib import Path
 from typing import Literal
 
@@ -25,7 +24,7 @@ from pydantic import Field
 from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import tail, workspace
 from benchyard.checks.registry import check
-from benchyard.untrusted import UntrustedFileRefused, read_capped_under
+from benchyard.untrusted import UntrustedFileRefused, read_capped_under, temporary_directory
 
 REWARD_CAP_BYTES = 64 * 1024
 REWARDS_PREFIX = "rewards: "
@@ -109,8 +108,8 @@ async def harbor_verifier(params: HarborParams, evidence: Evidence) -> CheckResu
         require_image(params.image)
     except ContainerUnavailable as error:
         raise CheckFailedToRun(str(error)) from error
-    with tempfile.TemporaryDirectory(prefix="benchyard-verifier-") as scratch:
-        out_dir = Path(scratch) / "logs"
+    with temporary_directory("benchyard-verifier-") as scratch:
+        out_dir = scratch / "logs"
         out_dir.mkdir()
         out_dir.chmod(0o777)
         outcome = await run_script(
