@@ -71,6 +71,7 @@ def figures(work: Path, benchmark: str, name: str, args: list[str]) -> dict[str,
             round(audit["accuracy_ci95"]["low"], 3),
             round(audit["accuracy_ci95"]["high"], 3),
         ],
+        "accuracy_lenient": audit.get("accuracy_lenient"),  # beside the strict accuracy
         "false_positive_rate": audit["false_positive_rate"],
         "precision": root.get("precision"),
         "recall": root.get("recall"),
