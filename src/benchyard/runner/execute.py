@@ -30,6 +30,12 @@ from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import agent_git_state, host_name
 from benchyard.runner.trajectory import Event, judge_totals, token_totals
 from benchyard.runner.two_phase import CodingAttempt, needs_two_phase, run_agent
+from benchyard.runner.watchdog import (
+    WATCHDOG_CAUSE,
+    attempt_ceiling_sec,
+    grading_limit_sec,
+    overrun,
+)
 from benchyard.runner.workdir import AttemptDirs, prepare_dirs
 from benchyard.sandbox.base import Sandbox
 from benchyard.sandbox.registry import default_sandbox_name
@@ -187,6 +193,7 @@ class _AttemptExecutor:
         self.writer = writer
         self.observer = observer
         self.scratch = scratch
+        self._tries_written: dict[int, int] = {}  # queued attempt id: its last try written, retried
 
     async def aclose(self) -> None:
         """Close the agent's and the judge's connections (their clients live for the run)."""
@@ -194,6 +201,29 @@ class _AttemptExecutor:
             closer = getattr(owner, "aclose", None)
             if closer is not None:
                 await closer()
+
+    def ceiling_sec(self, planned: PlannedAttempt) -> float | None:
+        """The longest the attempt can take, all its tries and their backoff, while each phase
+        keeps its limits (runner/watchdog.py); None: no ceiling."""
+        tries = self.settings.retries + 1
+        backoff = self.settings.retries * MAX_BACKOFF_SEC * 1.5
+        return attempt_ceiling_sec(
+            self._timeout_sec(planned.scenario), planned.scenario, tries, backoff
+        )
+
+    def record_overrun(self, planned: PlannedAttempt, item: ClaimedAttempt, ceiling: float) -> None:
+        """Write the final try of an attempt the watchdog stopped at its ceiling: timed out."""
+        try_number = self._tries_written.pop(item.id, item.tries) + 1
+        record = _blank_record(uuid.uuid4().hex, self.run.id, planned, try_number)
+        failure = AttemptFailure(
+            FailureKind.AGENT_TIMEOUT,
+            f"the attempt ran past its ceiling of {ceiling:g} s (all its tries): {WATCHDOG_CAUSE}",
+        )
+        _apply_failure(record, AgentResult(), failure)
+        record.verdict, record.cause = failure.outcome(retried=False, tries=try_number)
+        record.threshold = planned.scenario.threshold
+        self.writer.add(record, item)
+        self.observer.finished_try(record)
 
     async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
         """Try until a try is final; a resumed attempt goes on from the tries already written. A
@@ -212,7 +242,9 @@ class _AttemptExecutor:
             self.writer.add(record, item)
             self.observer.finished_try(record)
             if not retry:
+                self._tries_written.pop(item.id, None)
                 return
+            self._tries_written[item.id] = try_number
             await asyncio.sleep(backoff_delay(self.settings.retry_backoff_sec, try_number))
 
     async def one_try(
@@ -220,7 +252,7 @@ class _AttemptExecutor:
     ) -> tuple[AttemptRecord, AttemptFailure | None]:
         scenario = planned.scenario
         limits = self.benchmark.limits_for(scenario)
-        timeout = self.settings.timeout_sec or limits.timeout_sec or 60.0
+        timeout = self._timeout_sec(scenario)
         max_turns = self.settings.max_turns or limits.max_turns or 10
         attempt_id = uuid.uuid4().hex
         clock = time.perf_counter()
@@ -243,18 +275,25 @@ class _AttemptExecutor:
                 self.sandbox_for(scenario, agent=True),
                 scenario_dir=self.benchmark.scenario_dir(scenario),
             )
-            result = await run_agent(self.agent, task, coding)
+            result = await overrun(
+                run_agent(self.agent, task, coding), timeout, FailureKind.AGENT_TIMEOUT, "the agent"
+            )
             if result.turns > max_turns:
                 raise AttemptFailure(
                     FailureKind.MAX_TURNS, f"used {result.turns} turns, over max_turns {max_turns}"
                 )
-            outcome = await grade(
-                scenario,
-                result.answers,
-                result.trajectory,
-                task.workdir,
-                self.judge,
-                open_code=coding.open_workspace if coding else None,
+            outcome = await overrun(
+                grade(
+                    scenario,
+                    result.answers,
+                    result.trajectory,
+                    task.workdir,
+                    self.judge,
+                    open_code=coding.open_workspace if coding else None,
+                ),
+                grading_limit_sec(scenario),
+                FailureKind.CHECK_ERROR,
+                "grading",
             )
             record.verdict = "passed" if outcome.passed else "failed"
             record.score, record.checks, record.cause = outcome.score, outcome.checks, outcome.cause
@@ -278,6 +317,10 @@ class _AttemptExecutor:
         record.duration_sec = time.perf_counter() - clock
         secrets.scrub_in_place(record, failure)  # before it is stored or shown (its cause too)
         return record, failure
+
+    def _timeout_sec(self, scenario: Scenario) -> float:
+        """The agent's wall-clock limit for one try of the scenario."""
+        return self.settings.timeout_sec or self.benchmark.limits_for(scenario).timeout_sec or 60.0
 
     def _prepare(self, attempt_id: str, planned: PlannedAttempt) -> AttemptDirs | None:
         if not self.agent.needs_workdir and not needs_two_phase(planned.scenario):

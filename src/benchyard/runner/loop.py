@@ -16,6 +16,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 OPEN_FILES = 65536  # enough for -j 100; some programs walk every possible descriptor
+LEFTOVER_GRACE_SEC = 15.0  # how long tasks still running at the end may take to end when cancelled
 
 
 def run_async(work: Coroutine[Any, Any, T]) -> T:
@@ -28,12 +29,42 @@ def run_async(work: Coroutine[Any, Any, T]) -> T:
             asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
             watched = True
     raise_open_files_limit()
+    runner = asyncio.Runner(loop_factory=_current_event_loop)
     try:
-        with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            return runner.run(work)
+        return runner.run(work)
     finally:
+        _close(runner)
         if watched:  # the watcher belongs to the loop that just closed: let others make theirs
             asyncio.set_child_watcher(None)  # type: ignore[arg-type]  # None resets the default
+
+
+def _close(runner: asyncio.Runner) -> None:
+    """Close the runner's loop, cancelling what still runs on it; a task that does not end
+    within LEFTOVER_GRACE_SEC of its cancellation (one the watchdog left behind) is abandoned
+    with the loop, so that the command ends all the same."""
+    loop = runner.get_loop()
+    if loop.is_closed():
+        return
+    leftovers = [task for task in asyncio.all_tasks(loop) if not task.done()]
+    for task in leftovers:
+        task.cancel()
+    if leftovers:
+        loop.run_until_complete(asyncio.wait(leftovers, timeout=LEFTOVER_GRACE_SEC))
+    if all(task.done() for task in leftovers):
+        runner.close()
+    else:
+        with contextlib.suppress(Exception):
+            loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.close()
+    asyncio.set_event_loop(None)
+
+
+def _current_event_loop() -> asyncio.AbstractEventLoop:
+    """A new loop (new_event_loop), made the thread's current one: the child watcher that
+    run_async sets attaches to it, as it does to asyncio.run's."""
+    loop = new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop
 
 
 def raise_open_files_limit() -> None:

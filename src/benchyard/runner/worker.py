@@ -38,6 +38,7 @@ from benchyard.runner.execute import (
     default_work_root,
 )
 from benchyard.runner.plan import PlannedAttempt
+from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
@@ -121,6 +122,7 @@ class Worker:
         self.hooks = WorkerHooks(store, self.log, poll_sec=options.poll_sec)
         self.gate: SpendGate | None = None  # a pilot or budget asked before each start (spend.py)
         self.gated = False  # the gate stopped the run: what is not started stays claimed
+        self.watchdog_ended = 0  # attempts the watchdog recorded as timed out (past their ceiling)
 
     # ---- runs this worker executes --------------------------------------------------------
 
@@ -240,16 +242,37 @@ class Worker:
             self.running[item] = attempt
             started = time.monotonic()
             try:
-                await asyncio.wait({attempt})
+                await self._watch(active, item, attempt)
             except asyncio.CancelledError:
                 attempt.cancel()
-                await asyncio.wait({attempt})
+                await asyncio.wait({attempt}, timeout=ABANDON_GRACE_SEC)
                 raise
             finally:
                 del self.running[item]
             self.mean_attempt_sec += (time.monotonic() - started - self.mean_attempt_sec) / 8
-            if not attempt.cancelled():
+            if attempt.done() and not attempt.cancelled():
                 attempt.result()  # a harness fault outside any try stops the worker
+
+    async def _watch(
+        self, active: _ActiveRun, item: ClaimedAttempt, attempt: asyncio.Task[None]
+    ) -> None:
+        """Wait for the attempt up to its ceiling (runner/watchdog.py); past it, cancel it, and
+        record it as timed out unless it ended by itself meanwhile. An attempt that does not even
+        end when cancelled is left behind, its run free to end."""
+        ceiling = active.executor.ceiling_sec(active.planned(item))
+        if (await asyncio.wait({attempt}, timeout=ceiling))[0] or ceiling is None:
+            return
+        attempt.cancel()
+        ended = (await asyncio.wait({attempt}, timeout=ABANDON_GRACE_SEC))[0]
+        if ended and not attempt.cancelled():
+            return  # it finished just as it was stopped: its own record stands
+        self.watchdog_ended += 1
+        active.executor.record_overrun(active.planned(item), item, ceiling)
+        left = "" if ended else "; it did not end when cancelled and was left behind"
+        self.log(
+            f"run {item.run_id[:8]}: {item.scenario_id} (epoch {item.epoch}) ran past its "
+            f"ceiling of {ceiling:g} s: {WATCHDOG_CAUSE}{left}"
+        )
 
     def _claim_size(self) -> int:
         """One attempt per lane for slow attempts; for quick ones, about CLAIM_AHEAD_SEC of work

@@ -487,6 +487,11 @@ class RayAttempts(_AttemptExecutor):
         self.cluster.release(self.shipped)
         self.shipped = []
 
+    def ceiling_sec(self, planned: PlannedAttempt) -> float | None:
+        """None: a try may wait for a node's resources for as long as the cluster is busy, which
+        no ceiling can bound; each try's own phases are watched on its node (one_try)."""
+        return None
+
     async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
         """Tries as a local worker makes them; an attempt whose node was lost mid-try runs again
         (elsewhere: Ray places it), from the try that was lost, which was never written."""

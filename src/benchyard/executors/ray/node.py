@@ -46,7 +46,7 @@ from benchyard.providers.judge import build_judge
 from benchyard.runner.execute import RunSettings, _AttemptExecutor, default_work_root
 from benchyard.runner.failures import FailureKind
 from benchyard.runner.isolation import open_sandbox
-from benchyard.runner.loop import raise_open_files_limit
+from benchyard.runner.loop import new_event_loop, raise_open_files_limit
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.recorded import recorded_settings
 from benchyard.runner.workdir import make_scratch_layout
@@ -190,7 +190,7 @@ class NodeState:
         raise_open_files_limit()
         self.node = node_name()
         self.work_root = default_work_root()
-        self.loop = asyncio.new_event_loop()
+        self.loop = new_event_loop()
         self._watch_children()
         threading.Thread(target=self.loop.run_forever, name="benchyard-node", daemon=True).start()
         self.runs: OrderedDict[str, NodeTries] = OrderedDict()
