@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchyard.checks.base import CheckResult
-from tests.unit.checks.code_helpers import code_sandbox, evaluate, workspace
+from benchyard.checks.base import CheckResult, Evidence
+from tests.unit.checks.code_helpers import code_sandbox, coding_scenario, evaluate, workspace
+from tests.unit.checks.helpers import check_type
 
 APART = "(tests in a separate process)"
 
@@ -92,3 +93,37 @@ async def test_humaneval_official_v1_sees_the_entry_point_and_the_prompts_helper
             "humaneval", code, wrong_answer, prompt=prompt, test=test, entry_point="inc"
         )
     assert not wrong.passed, wrong.reason
+
+
+async def _mbpp(tmp_path: Path, answer: str, reference: str, tests: list[str]) -> CheckResult:
+    """MBPP's check as an imported task grades it: the task's code is the scenario's reference."""
+    kind = check_type("mbpp")
+    params = kind.params.model_validate({"tests": tests})
+    async with workspace(tmp_path, sandbox=code_sandbox("bwrap")) as code:
+        evidence = Evidence(answer=answer, scenario=coding_scenario(reference=reference), code=code)
+        result = await kind.evaluate(params, evidence)
+    assert isinstance(result, CheckResult)
+    return result
+
+
+async def test_mbpp_official_v1_an_entry_point_named_like_a_builtin_is_the_solutions(
+    tmp_path: Path,
+) -> None:
+    # sanitized MBPP task 126 names its function `sum`: its asserts call the solution's (one
+    # program, officially), which its reference code declares
+    reference = (  # the task's code, as the dataset gives it
+        "def sum(a,b): \n    sum = 0\n    for i in range (1,min(a,b)): \n"
+        "        if (a % i == 0 and b % i == 0): \n            sum += i \n    return sum"
+    )
+    tests = ["assert sum(10,15) == 6", "assert sum(100,150) == 93", "assert sum(4,6) == 3"]
+    result = await _mbpp(tmp_path, reference, reference, tests)
+    assert result.passed, result.reason
+
+
+async def test_mbpp_official_v1_a_builtin_the_reference_does_not_define_stays_pythons(
+    tmp_path: Path,
+) -> None:
+    reference = "def inc(x):\n    return x + 1\n"
+    wrong = "def abs(x):\n    return 0\n\ndef inc(x):\n    return x\n"
+    result = await _mbpp(tmp_path, wrong, reference, ["assert abs(inc(1) - 2) < 1e-6"])
+    assert not result.passed, result.reason

@@ -13,7 +13,6 @@ strips its answer) gets it back when the program would not compile otherwise (se
 
 from __future__ import annotations
 
-import ast
 import re
 
 from pydantic import Field
@@ -21,7 +20,12 @@ from pydantic import Field
 from benchyard.checks.answer_text import fenced_blocks
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import PYTHON_LANGUAGES, workspace
-from benchyard.checks.formats.program import RELIABILITY_GUARD, Program, run_program
+from benchyard.checks.formats.program import (
+    RELIABILITY_GUARD,
+    Program,
+    run_program,
+    top_level_names,
+)
 from benchyard.checks.registry import check
 
 MAX_ANSWER_CHARS = 1_000_000
@@ -86,20 +90,7 @@ def declared_names(prompt: str, entry_point: str) -> tuple[str, ...]:
     """The names the tests may use from the solution: the entry point, and what the prompt defines
     or imports at its top level (helpers such as `poly` or `encode_cyclic`, which some tests
     call). A completion's other names stay the solution's own."""
-    try:
-        body = ast.parse(prompt).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return (entry_point,)
-    names = [entry_point]
-    for node in body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            names.append(node.name)
-        elif isinstance(node, ast.Import | ast.ImportFrom):
-            names += [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
-        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
-    return tuple(dict.fromkeys(names))
+    return tuple(dict.fromkeys([entry_point, *(top_level_names(prompt) or [])]))
 
 
 def official_program(params: HumanEvalParams, completion: str) -> Program:

@@ -15,10 +15,11 @@ import re
 
 from pydantic import Field
 
+from benchyard.checks.answer_reference import graded_reference
 from benchyard.checks.answer_text import fenced_blocks
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import PYTHON_LANGUAGES, workspace
-from benchyard.checks.formats.program import Program, run_program
+from benchyard.checks.formats.program import Program, run_program, top_level_names
 from benchyard.checks.registry import check
 
 _BEGIN_DONE = re.compile(r"\[BEGIN\](?P<code>.*?)(?:\[DONE\]|\Z)", re.DOTALL)
@@ -46,7 +47,17 @@ def code_of(answer: str) -> str:
     return answer.strip("\n") + "\n"
 
 
-def program_of(params: MbppParams, code: str) -> Program:
+def declared_names(params: MbppParams, reference: str | None) -> tuple[str, ...] | None:
+    """The names the asserts may use from the solution: what the reference code and the setup
+    code define at their top level (the task's function, even one named like a builtin, as task
+    126's `sum`). None without a reference that parses: every name but a builtin's."""
+    defined = top_level_names(code_of(reference)) if reference else None
+    if defined is None:
+        return None
+    return tuple(dict.fromkeys([*defined, *(top_level_names(params.setup) or [])]))
+
+
+def program_of(params: MbppParams, code: str, names: tuple[str, ...] | None = None) -> Program:
     imports = "".join(f"{line}\n" for line in params.imports)
     setup = f"{params.setup}\n" if params.setup.strip() else ""
     return Program(
@@ -54,6 +65,7 @@ def program_of(params: MbppParams, code: str) -> Program:
         tests=imports + "".join(f"{line}\n" for line in params.tests),
         time_limit_sec=params.time_limit_sec,
         same_process=params.same_process,
+        names=names,
     )
 
 
@@ -61,5 +73,6 @@ def program_of(params: MbppParams, code: str) -> Program:
 async def mbpp(params: MbppParams, evidence: Evidence) -> CheckResult:
     """MBPP's program (imports, setup code, the code, every assert) runs without error."""
     code = workspace(evidence, "mbpp")
-    program = program_of(params, code_of(evidence.answer))
+    names = declared_names(params, graded_reference(evidence))
+    program = program_of(params, code_of(evidence.answer), names)
     return await run_program(code, program, f"{len(params.tests)} asserts")

@@ -10,6 +10,7 @@ exception, and times out past its time limit.
 
 from __future__ import annotations
 
+import ast
 import secrets
 from dataclasses import dataclass
 
@@ -51,8 +52,28 @@ class Program:
     time_limit_sec: float
     same_process: bool = False
     names: tuple[str, ...] | None = None
-    """The solution's names the tests see as globals (the entry point and the names the benchmark
-    declares); None for all of them. Never a builtin's (scripts/code_exec_driver.py)."""
+    """The solution's names the tests see as globals: the entry point and the names the benchmark
+    declares (even one named like a builtin, as MBPP's `sum`); None for all of them but those
+    named like a builtin (scripts/code_exec_driver.py)."""
+
+
+def top_level_names(source: str) -> list[str] | None:
+    """The names Python code defines or imports at its top level (functions, classes, imports,
+    assignments); None when it does not parse."""
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: list[str] = []
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            names.append(node.name)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            names += [(alias.asname or alias.name).partition(".")[0] for alias in node.names]
+        elif isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names += [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return names
 
 
 async def run_program(code: CodeWorkspace, program: Program, label: str) -> CheckResult:

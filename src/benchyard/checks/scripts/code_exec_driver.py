@@ -3,11 +3,12 @@
 Usage: python3 -I -c <this file> WIRE_SOURCE SOLUTION_SOURCE MARKER_FILE MODULE TESTS_FILE MODE
        [NAMES]
 
-The tests run with the solution's module (MODULE) and its names as globals: the names in NAMES
-(comma-separated: the entry point and the names the benchmark declares) or, without NAMES, all of
-them; never a name of a builtin (`abs`, `len`, `sorted`, `isinstance`, ...), which stays the
-tests' own: a solution's module-level `abs` would otherwise be what the asserts call. Every name
-stays reachable as an attribute of the module (`import solution`).
+The tests run with the solution's module (MODULE) and some of its names as globals: the names in
+NAMES (comma-separated: the entry point and the names the benchmark declares, which may be named
+like a builtin, as MBPP's `sum`) or, without NAMES, all of them but those named like a builtin
+(`abs`, `len`, `sorted`, `isinstance`, ...), which stay the tests' own: a solution's module-level
+`abs` would otherwise be what the asserts call. Every name stays reachable as an attribute of the
+module (`import solution`).
 
 MODE `process` (the default): this process runs the tests and the solution runs in a process of
 its own (code_exec_solution.py), forked before this one reads the marker and the tests. Before
@@ -393,14 +394,13 @@ def _apart(solution: Solution, module_name: str) -> dict[str, object]:
 def crossing(
     names: dict[str, object], module_name: str, declared: list[str] | None
 ) -> dict[str, object]:
-    """The solution's names that become globals of the tests: the module, and the declared names
-    (all, when none are declared); never one that would shadow a builtin."""
-    allowed = None if declared is None else {module_name, *declared}
-    return {
-        name: value
-        for name, value in names.items()
-        if name not in BUILTIN_NAMES and (allowed is None or name in allowed)
-    }
+    """The solution's names that become globals of the tests: the module and the declared names
+    (a declared one may be named like a builtin: it is the benchmark's entry point); when none
+    are declared, every name but one that would shadow a builtin."""
+    if declared is None:
+        return {name: value for name, value in names.items() if name not in BUILTIN_NAMES}
+    allowed = {module_name, *declared}
+    return {name: value for name, value in names.items() if name in allowed}
 
 
 def run(tests: str, module_name: str, solution: Solution | None, declared: list[str] | None) -> int:
