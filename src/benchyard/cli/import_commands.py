@@ -81,9 +81,17 @@ def grade_patches(
         typer.Option("-o", "--out", help="The report (default: <model>.benchyard.json here)."),
     ] = None,
     jobs: Annotated[int, typer.Option("-j", "--jobs", help="Containers at a time.")] = 2,
+    rules: Annotated[
+        str,
+        typer.Option(
+            "--rules",
+            help="The swebench release whose grading rules apply: 5.0.2 (the default) or 4.1.",
+        ),
+    ] = "5.0.2",
 ) -> None:
     """Grade supplied patches as SWE-bench's harness does, without running any agent: each in a
     fresh container of its instance's image; writes the official per-instance report fields."""
+    import dataclasses
     import json
 
     from benchyard.importers.base import ProblemList
@@ -91,8 +99,13 @@ def grade_patches(
     from benchyard.importers.registry import get_importer
     from benchyard.importers.source import Fields, read_records
     from benchyard.importers.swebench import SweBenchOptions, instance_of
-    from benchyard.importers.swebench_eval import grade_predictions
+    from benchyard.importers.swebench_eval import grade_predictions, grading_rules
     from benchyard.runner.loop import run_async
+
+    try:
+        chosen = grading_rules(rules)
+    except ValueError as error:
+        raise typer.BadParameter(str(error), param_hint="--rules") from None
 
     importer = get_importer("swe-bench")
     options = parse_options(importer, parse_option_pairs(option))
@@ -102,7 +115,7 @@ def grade_patches(
     for record in read_records(instances, problems):
         instance = instance_of(record, options, problems, instances)
         if instance is not None:
-            known[instance.instance_id] = instance
+            known[instance.instance_id] = dataclasses.replace(instance, rules=chosen)
     wanted = []
     for record in read_records(predictions, problems):
         fields = Fields(record, problems)
@@ -124,7 +137,9 @@ def grade_patches(
         typer.echo(f"{report.instance_id}: {report.summary()}")
     resolved = sum(report.resolved for report in reports.values())
     applied = sum(report.patch_successfully_applied for report in reports.values())
+    invalid = sum(report.infra_failure for report in reports.values())
     typer.echo(
-        f"resolved {resolved}/{len(reports)}, patches applied {applied}/{len(reports)}; "
-        f"report: {target}"
+        f"resolved {resolved}/{len(reports)}, patches applied {applied}/{len(reports)}"
+        + (f", {invalid} invalid evaluations (no test ran)" if invalid else "")
+        + f" (swebench {rules} rules); report: {target}"
     )

@@ -1,8 +1,12 @@
 """`swebench`: the agent's patch evaluated as SWE-bench's harness evaluates a prediction (see
 importers/swebench_eval.py): applied in a fresh container of the instance's image, the test patch
-over it, the tests run, FAIL_TO_PASS and PASS_TO_PASS graded; passed when resolved."""
+over it, the tests run, FAIL_TO_PASS and PASS_TO_PASS graded by the rules of swebench `rules`
+(5.0.2 by default, or 4.1); passed when resolved. An evaluation the 5.x rules call invalid (no test
+ran: `infra_failure`) is an infrastructure error, never the agent's failure."""
 
 from __future__ import annotations
+
+from typing import Literal
 
 from pydantic import Field
 
@@ -21,6 +25,10 @@ class SweBenchParams(CheckParams):
     repo_dir: str = "/testbed"
     test_command: str = "python3 -m pytest -rA --tb=no -p no:cacheprovider {test_files}"
     timeout_sec: float = Field(default=1800.0, gt=0)
+    rules: Literal["5.0.2", "4.1"] = Field(
+        default="5.0.2",
+        description="The swebench release whose grading rules apply: 5.0.2, or 4.1 (and earlier).",
+    )
 
 
 @check("swebench", SweBenchParams, needs_code=True)
@@ -37,4 +45,6 @@ async def swebench(params: SweBenchParams, evidence: Evidence) -> CheckResult:
         report = await evaluate_patch(instance, code.patch)
     except ContainerUnavailable as error:
         raise CheckFailedToRun(str(error)) from error
+    if report.infra_failure:
+        raise CheckFailedToRun(report.summary())
     return CheckResult.of(report.resolved, report.summary())
