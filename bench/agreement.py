@@ -6,7 +6,9 @@
 - IFEval: `reference_verdicts/` (echo and lower-cased responses), strict and loose, per
   instruction, with prompt-level and instruction-level accuracy side by side.
 - BFCL: `reference_runs/` (gold, gold with optional parameters left out, wrong), per category,
-  prompt-mode outputs decoded and checked as the official evaluator does.
+  prompt-mode outputs decoded and checked as the official evaluator does; with how many outputs
+  hold arithmetic (which the official decoder `eval`s and benchyard does not run, see
+  docs/importers.md).
 - GSM8K: `example_model_solutions.jsonl` (OpenAI's labels on 4 models' solutions), the final
   `A: ` line read as the official `#### ` line.
 
@@ -24,6 +26,7 @@ from pathlib import Path
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).parent.resolve()]
 
 import argparse  # noqa: E402
+import ast  # noqa: E402
 import asyncio  # noqa: E402
 import json  # noqa: E402
 import os  # noqa: E402
@@ -215,8 +218,22 @@ def bfcl(datasets: Path, work: Path) -> list[Tally]:
                 official_passed += bool(verdict["valid"])
                 ours_passed += result.passed
             tally.notes.append(f"passed: benchyard {ours_passed}, official {official_passed}")
+            arithmetic = sum(holds_arithmetic(output) for output in results.values())
+            tally.notes.append(f"outputs holding arithmetic (not run by benchyard): {arithmetic}")
             tallies.append(tally)
     return tallies
+
+
+def holds_arithmetic(output: object) -> bool:
+    """Whether a prompt-mode output holds arithmetic, which the official decoder `eval`s and
+    benchyard computes only on constants, within bounds."""
+    if not isinstance(output, str):
+        return False
+    try:
+        tree = ast.parse(output.strip("`\n "), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return any(isinstance(node, ast.BinOp) for node in ast.walk(tree))
 
 
 # ---- GSM8K ------------------------------------------------------------------------------------
