@@ -9,8 +9,8 @@ What it grades is one model reply's calls, `[{name: {param: value}}]`:
 - `answer`: the answer's text read as a Python list of calls, as BFCL decodes prompt-mode output
   (`[f(a=1), g(b='x')]`; keyword arguments only; arithmetic on constants is computed without
   running anything). BFCL's decoder `eval`s arithmetic; benchyard computes none beyond its safety
-  bounds (an exponent over 1000, text repeated over 10,000 times, a number over 10**100) and does
-  not decode `**` arguments: a reply that is calls but for such values still counts as calls made
+  bounds (a whole number of 10**100 or more, a power past it not even computed; text or a list
+  repeated into more than 10,000 items) and does not decode `**` arguments: a reply that is calls but for such values still counts as calls made
   (NotComputed), as the official decoder would decode it. Arithmetic on anything but constants
   (`len('ab') + 1`), which the official decoder runs, makes the reply undecodable here.
 
@@ -209,6 +209,8 @@ _OPERATORS: dict[type, Callable[[Any, Any], Any]] = {
     ast.Pow: operator.pow,
 }
 _MAX_MAGNITUDE = 10**100
+_MAX_POWER_BITS = 332  # a power of at least 2**333 is past _MAX_MAGNITUDE (about 2**332.2)
+_MAX_REPEATED_ITEMS = 10_000
 
 
 def _arithmetic(node: ast.expr, skipped: list[str]) -> Any:
@@ -248,13 +250,27 @@ def _arithmetic(node: ast.expr, skipped: list[str]) -> Any:
 
 
 def _beyond_bounds(op: ast.operator, left: Any, right: Any) -> str | None:
-    """Why benchyard will not compute `left op right`, or None."""
-    if isinstance(op, ast.Pow) and isinstance(right, int | float) and abs(right) > 1000:
-        return "an exponent too large to compute"
-    if isinstance(op, ast.Mult) and any(isinstance(side, str) for side in (left, right)):
-        count = right if isinstance(left, str) else left
-        if isinstance(count, int) and count > 10_000:
-            return "text repeated too often"
+    """Why benchyard will not compute `left op right`, or None: a whole-number power whose result
+    would pass 10**100 (estimated from the base's bits, before computing it), text or a list
+    repeated into more than 10,000 items. Float powers are computed (they overflow into an
+    error, as in BFCL's `eval`)."""
+    if (
+        isinstance(op, ast.Pow)
+        and isinstance(left, int)
+        and isinstance(right, int)
+        and right > 0
+        and abs(left) > 1
+        and (abs(left).bit_length() - 1) * right > _MAX_POWER_BITS  # the result's least bits
+    ):
+        return "a number too large to compute"
+    if isinstance(op, ast.Mult):
+        sequence, count = (left, right) if isinstance(left, str | list | tuple) else (right, left)
+        if (
+            isinstance(sequence, str | list | tuple)
+            and isinstance(count, int)
+            and count * max(len(sequence), 1) > _MAX_REPEATED_ITEMS
+        ):
+            return "text or a list repeated too often"
     return None
 
 

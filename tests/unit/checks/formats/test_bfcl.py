@@ -40,6 +40,8 @@ def _irrelevance(answer: str) -> CheckResult:
         "[determine_body_mass_index(weight=10**200)]",
         "[f(**{'x': 1})]",  # official: {'f': {None: {'x': 1}}}
         "[f(x=1), g(y=2**5000 + 1)]",
+        "[f(x=[0] * 10**8)]",  # official: a list of 10**8 zeros
+        "[f(x='ab' * 10000 * 10000)]",
     ],
 )
 def test_bfcl_official_v4_a_call_beyond_benchyards_bounds_is_a_call_on_irrelevance(
@@ -60,6 +62,7 @@ def test_bfcl_official_v4_a_call_beyond_benchyards_bounds_is_a_call_on_irrelevan
         "[f(x=2**2000), 42]",  # official: an element that is no call fails the decoding
         "[f(x=-'a')]",  # official: `-` on a str raises TypeError
         "[f(x=-(2**5000))]",  # official: `-` on anything but a constant fails the decoding
+        "[f(x=2.0**2000)]",  # official: eval raises OverflowError
         "[f(x={**y})]",  # official: a dict's ** key cannot be resolved
     ],
 )
