@@ -13,6 +13,7 @@ from pathlib import Path
 
 from benchyard.store.records import AttemptRecord
 from benchyard.store.store import Store
+from benchyard.untrusted import remove_tree
 from tests.support import Cli, write_benchmark
 
 RUN_LIMIT_SEC = 300  # far beyond what these runs need: only a hang reaches it
@@ -199,6 +200,21 @@ print(answer)
 """
 
 
+def _deep_run(cli: Cli, bench: Path, command: str, work_root: Path) -> tuple[str, str]:
+    process = cli.process(
+        "run", str(bench), "--agent-cmd", command, "-q",
+        env={**os.environ, "BENCHYARD_WORK_ROOT": str(work_root)},
+    )  # fmt: skip
+    try:
+        out, err = process.communicate(timeout=RUN_LIMIT_SEC)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise AssertionError(f"benchyard run hung for {RUN_LIMIT_SEC}s") from None
+    assert process.returncode == 0, out + err
+    return out, err
+
+
 def test_a_deep_tree_in_the_workdir_is_the_agent_s_own_failure(
     project_cli: Cli, tmp_path: Path
 ) -> None:
@@ -221,19 +237,13 @@ def test_a_deep_tree_in_the_workdir_is_the_agent_s_own_failure(
     agent.write_text(DEEP_AGENT, encoding="utf-8")
     work_root = tmp_path / "work-root"
     work_root.mkdir()
-    process = project_cli.process(
-        "run", str(bench), "--agent-cmd", f"python3 {agent}", "-q",
-        env={**os.environ, "BENCHYARD_WORK_ROOT": str(work_root)},
-    )  # fmt: skip
     try:
-        out, err = process.communicate(timeout=RUN_LIMIT_SEC)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.communicate()
-        raise AssertionError(f"benchyard run hung for {RUN_LIMIT_SEC}s") from None
+        _, err = _deep_run(project_cli, bench, f"python3 {agent}", work_root)
+        left = list(work_root.iterdir())
+    finally:  # a failing harness leaves the tree: never leave it to pytest's recursive cleanup
+        remove_tree(work_root, ignore_errors=True)
     assert "Traceback" not in err, err
-    assert process.returncode == 0, out + err
-    assert list(work_root.iterdir()) == []  # every scratch directory removed
+    assert left == []  # every scratch directory removed
     store = Store.open(project_cli.db_url)
     try:
         attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
