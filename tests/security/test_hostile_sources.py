@@ -152,6 +152,26 @@ def test_a_harbor_task_link_copies_no_host_directory(
     assert found.stdout == ""
 
 
+def test_a_prediction_s_model_name_never_names_a_file_it_cannot_be(
+    tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    """`grade-patches` writes `<model_name_or_path>.benchyard.json`: a name with a NUL (or over
+    255 bytes) ended in a traceback after grading; now it is refused before any container runs."""
+    instances = write_jsonl(tmp_path / "instances.jsonl", [_instance("acme__calc-1", "0" * 40)])
+    for model in ("bad\u0000name", "m" * 300):
+        predictions = write_jsonl(
+            tmp_path / "predictions.jsonl",
+            [{"instance_id": "acme__calc-1", "model_patch": "", "model_name_or_path": model}],
+        )
+        code, _, err = _finish(
+            project_cli.process("grade-patches", str(instances), str(predictions), db=False)
+        )
+        assert "Traceback" not in err, err
+        assert code == 2, err
+        assert "cannot name the report's file" in err and "give the file with -o" in err
+        assert len(err.strip().splitlines()) == 1, err
+
+
 # ---- logs and JSON Lines ---------------------------------------------------------------------
 
 HEADER = {"version": 2, "status": "success", "eval": {"task": "t", "model": "m"}}

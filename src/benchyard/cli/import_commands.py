@@ -126,9 +126,9 @@ def grade_patches(
         if fields.ok:
             wanted.append(record.data)
     problems.raise_if_any()
-    reports = run_async(grade_predictions(known, wanted, jobs))
     model = str(wanted[0].get("model_name_or_path", "predictions")) if wanted else "predictions"
-    target = out or Path(f"{model.replace('/', '__')}.benchyard.json")
+    target = out or _report_name(model)
+    reports = run_async(grade_predictions(known, wanted, jobs))
     target.write_text(
         json.dumps({key: report.official() for key, report in reports.items()}, indent=2) + "\n",
         encoding="utf-8",
@@ -143,3 +143,19 @@ def grade_patches(
         + (f", {invalid} invalid evaluations (no test ran)" if invalid else "")
         + f" (swebench {rules} rules); report: {target}"
     )
+
+
+def _report_name(model: str) -> Path:
+    """`<model>.benchyard.json` here; a model name from the predictions that cannot be a file
+    name here (`..`, a NUL, too long) is refused before the containers run."""
+    from benchyard.errors import BenchyardError
+    from benchyard.untrusted import path_name_problem
+
+    name = f"{model.replace('/', '__')}.benchyard.json"
+    problem = path_name_problem(name)
+    if problem is not None:
+        raise BenchyardError(
+            f"the predictions' model_name_or_path {model[:80]!r} cannot name the report's file "
+            f"(it {problem}); give the file with -o"
+        )
+    return Path(name)
