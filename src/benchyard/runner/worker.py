@@ -480,12 +480,14 @@ def pid_alive(pid: int) -> bool:
 
 
 def remove_scratch_of(pids: set[int], work_root: str | None) -> None:
-    """Remove the attempt workdirs that dead workers of this node left behind."""
+    """Remove the attempt workdirs that dead workers of this node left behind. Each pid is looked
+    at again as its directory is removed: `pids` were seen dead a while ago (before the claims
+    were taken back), and a pid reused since names a live process, whose scratch is its own."""
     if not pids:
         return
     root = Path(work_root or tempfile.gettempdir())
     pattern = re.compile(rf"^{SCRATCH_PREFIX}[0-9a-f]+-(\d+)-")
     for entry in root.glob(f"{SCRATCH_PREFIX}*"):
         match = pattern.match(entry.name)
-        if match and int(match.group(1)) in pids:
+        if match and int(match.group(1)) in pids and not pid_alive(int(match.group(1))):
             remove_tree(entry, ignore_errors=True)
