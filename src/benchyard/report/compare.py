@@ -104,7 +104,7 @@ class _Side:
     categories: dict[str, _Tally]
     outcomes: dict[Key, Outcome]
     run: RunRecord
-    planned: int  # the attempts the side should hold: its first run's plan
+    first: RunRecord  # the first run of its chain (the run itself unless merged): plan, scope
 
 
 def _side(store: Store, run: RunRecord, merged: bool) -> _Side:
@@ -117,7 +117,7 @@ def _side(store: Store, run: RunRecord, merged: bool) -> _Side:
         categories=categories,
         outcomes=outcomes,
         run=run,
-        planned=chain[0].planned_attempts,
+        first=chain[0],
     )
 
 
@@ -133,12 +133,13 @@ def check_whole(side: _Side, baseline: _Side) -> None:
             f"read alone, not merged with the run it re-ran: its few pairs say nothing of the "
             f"benchmark; compare it merged (the default, without --no-merge){hint}"
         )
-    if len(side.outcomes) < side.planned:
+    planned = side.first.planned_attempts
+    if len(side.outcomes) < planned:
         raise CompareRefused(
-            f"run {short} is partial: {len(side.outcomes)} of its {side.planned} planned "
+            f"run {short} is partial: {len(side.outcomes)} of its {planned} planned "
             f"attempts finished (status {run.status}); wait for it to finish or rerun it{hint}"
         )
-    here, there = _coverage(run.settings), _coverage(baseline.run.settings)
+    here, there = _coverage(side.first.settings), _coverage(baseline.first.settings)
     if here != there:
         raise CompareRefused(
             f"run {short} covers {_coverage_text(here)} but the baseline "
