@@ -55,7 +55,7 @@ def _commit(run: RunRecord) -> str:
 
 def print_runs(store: Store, runs: list[RunRecord]) -> None:
     from benchyard.report.lineage import lineage
-    from benchyard.store.browse import node_counts
+    from benchyard.store.browse import node_counts, queue_counts, run_status_text
 
     table = Table()
     for column in (
@@ -74,6 +74,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         table.add_column(column)
     counts = store.verdict_counts([run.id for run in runs])
     nodes = node_counts(store, [run.id for run in runs])
+    queued = queue_counts(store, [run.id for run in runs])
     calls = _speed_calls(store, runs)
     for run in runs:
         verdicts = counts.get(run.id, {})
@@ -85,7 +86,7 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             Text(f"{run.benchmark_name} {run.benchmark_version}"),
             Text(run.agent_name),
             _commit(run),
-            run.status,
+            run_status_text(run.status, queued.get(run.id)),
             f"{calls[run.id]}/{run.planned_attempts} calls"
             if run.id in calls
             else f"{finished}/{run.planned_attempts}",
@@ -150,10 +151,12 @@ def _diff_note(run: RunRecord) -> str:
 
 def print_run(store: Store, run: RunRecord) -> None:
     from benchyard.report.render import shorten
+    from benchyard.store.browse import queue_counts, run_status_text
 
     console = _console()
+    status = run_status_text(run.status, queue_counts(store, [run.id]).get(run.id))
     lines = [
-        f"run {run.id} ({run.status})",
+        f"run {run.id} ({status})",
         f"benchmark {run.benchmark_name} {run.benchmark_version} {run.benchmark_hash}",
         f"  at {run.benchmark_path}",
         f"agent {run.agent_name}",

@@ -33,11 +33,23 @@ def runs(
     listed = store.list_runs(limit, benchmark)
     if format == "json":
         from benchyard.report.listing import dump_json, run_entry
-        from benchyard.store.browse import node_counts
+        from benchyard.store.browse import QueueCounts, node_counts, queue_counts
 
-        counts = store.verdict_counts([run.id for run in listed])
-        nodes = node_counts(store, [run.id for run in listed])
-        entries = [run_entry(run, counts.get(run.id, {}), nodes.get(run.id)) for run in listed]
+        ids = [run.id for run in listed]
+        counts, nodes, queued = (
+            store.verdict_counts(ids),
+            node_counts(store, ids),
+            queue_counts(store, ids),
+        )
+        entries = [
+            run_entry(
+                run,
+                counts.get(run.id, {}),
+                nodes.get(run.id),
+                queued.get(run.id, QueueCounts(run.id)).stuck,
+            )
+            for run in listed
+        ]
         sys.stdout.write(dump_json(entries))
         return
     from benchyard.cli.render import print_runs
@@ -78,6 +90,7 @@ def show(
 def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:
     from benchyard.report.build import run_info
     from benchyard.report.listing import RunShown, attempt_view, dump_json
+    from benchyard.store.browse import QueueCounts, queue_counts
 
     attempts = store.attempts(
         run.id, include_superseded=True, with_evidence=scenario is not None, scenario_id=scenario
@@ -87,6 +100,7 @@ def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:
         planned_attempts=run.planned_attempts,
         scenario_id=scenario,
         attempts=[attempt_view(attempt, scenario is not None) for attempt in attempts],
+        stuck=queue_counts(store, [run.id]).get(run.id, QueueCounts(run.id)).stuck,
     )
     return dump_json(shown)
 

@@ -62,6 +62,11 @@ class RunEntry(ReportModel):
         default_factory=dict,
         description="Final attempts per node they ran on (a machine, and its Ray node).",
     )
+    stuck: int = Field(
+        default=0,
+        description="Attempts held by a live worker whose watchdog found them stuck "
+        "(`benchyard worker --drain` takes them back).",
+    )
 
 
 class CheckView(ReportModel):
@@ -114,10 +119,11 @@ class RunShown(ReportModel):
     planned_attempts: int
     scenario_id: str | None = Field(description="The scenario asked for, if any.")
     attempts: list[AttemptView] = Field(description="Every try, retried ones included.")
+    stuck: int = Field(default=0, description="Attempts the holding worker's watchdog found stuck.")
 
 
 def run_entry(
-    run: RunRecord, verdicts: dict[str, int], nodes: dict[str, int] | None = None
+    run: RunRecord, verdicts: dict[str, int], nodes: dict[str, int] | None = None, stuck: int = 0
 ) -> RunEntry:
     return RunEntry(
         id=run.id,
@@ -145,6 +151,7 @@ def run_entry(
         else None,
         lineage=lineage(run),
         nodes=nodes or {},
+        stuck=stuck,
     )
 
 

@@ -12,8 +12,9 @@ that its run ends (runner/worker.py)."""
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Awaitable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.spec.models import Scenario
@@ -23,6 +24,10 @@ WATCHDOG_GRACE_SEC = 30.0  # past a phase's own limit, before the watchdog cance
 ABANDON_GRACE_SEC = 10.0  # past its cancellation, before an attempt's task is left behind
 CHECK_ALLOWANCE_SEC = 120.0  # a check that names no limit of its own (a judge's call, say)
 WATCHDOG_CAUSE = "the watchdog stopped it"
+
+# The deadline of the phase each task is in, for the worker to tell a task its cancellation did
+# not end (`overdue`): it marks such attempts stuck in the queue.
+_deadlines: weakref.WeakKeyDictionary[asyncio.Task[Any], float] = weakref.WeakKeyDictionary()
 
 
 def grading_limit_sec(scenario: Scenario) -> float:
@@ -47,6 +52,9 @@ async def overrun(work: Awaitable[T], limit_sec: float, kind: FailureKind, what:
     with `kind`, its cause saying so."""
     grace_sec = WATCHDOG_GRACE_SEC
     deadline = asyncio.timeout(limit_sec + grace_sec)
+    task = asyncio.current_task()
+    if task is not None:
+        _deadlines[task] = asyncio.get_running_loop().time() + limit_sec + grace_sec
     try:
         async with deadline:
             return await work
@@ -58,3 +66,13 @@ async def overrun(work: Awaitable[T], limit_sec: float, kind: FailureKind, what:
             f"{what} ran past its {limit_sec:g} s limit and did not end within "
             f"{grace_sec:g} s more: {WATCHDOG_CAUSE}",
         ) from None
+    finally:
+        if task is not None:
+            _deadlines.pop(task, None)
+
+
+def overdue(task: asyncio.Task[Any], now: float) -> bool:
+    """Whether the watchdog cancelled the task's phase ABANDON_GRACE_SEC ago or more and it still
+    runs (`now` on the loop's clock): stuck."""
+    deadline = _deadlines.get(task)
+    return deadline is not None and now > deadline + ABANDON_GRACE_SEC

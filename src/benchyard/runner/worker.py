@@ -38,7 +38,7 @@ from benchyard.runner.execute import (
     default_work_root,
 )
 from benchyard.runner.plan import PlannedAttempt
-from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE
+from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
@@ -351,6 +351,7 @@ class Worker:
             self.log(f"store unavailable, retrying: {str(reason).splitlines()[0]}")
 
     def _heartbeat(self) -> None:
+        self._mark_stuck()
         watched = {item.id for item in (*self.pending, *self.running)}
         held = self.queue.heartbeat(self.identity, self.options.lease_sec, among=watched)
         lost = [
@@ -366,6 +367,15 @@ class Worker:
             f"stopped {len(lost)} running and dropped {len(dropped)} waiting attempts whose "
             "claim was lost (run cancelled or ended, or the lease taken over)"
         )
+
+    def _mark_stuck(self) -> None:
+        """Mark in the queue the attempts whose phase the watchdog cancelled and that still run:
+        shown as stuck, and free for another worker to take back."""
+        now = asyncio.get_running_loop().time()
+        stuck = [item for item, task in self.running.items() if overdue(task, now)]
+        if stuck and self.queue.mark_stuck(self.identity, [item.id for item in stuck]):
+            names = ", ".join(f"{item.scenario_id} (epoch {item.epoch})" for item in stuck)
+            self.log(f"stuck: {names}: cancelled by the watchdog, still running")
 
     def _reclaim(self) -> None:
         dead = {pid for pid in self.queue.local_holders(self.identity) if not pid_alive(pid)}

@@ -721,6 +721,7 @@ class RunProgress:
     done: int
     cancelled: int
     verdicts: dict[str, int]
+    stuck: int = 0
 
     @property
     def finished(self) -> int:
@@ -728,22 +729,20 @@ class RunProgress:
 
 
 def run_progress(store: Store, run: RunRecord) -> RunProgress:
-    states: dict[str, int] = {}
     with store.engine.connect() as connection:
         status = connection.execute(select(runs.c.status).where(runs.c.id == run.id)).scalar()
-        query = select(q.c.state, func.count()).where(q.c.run_id == run.id).group_by(q.c.state)
-        for state, count in connection.execute(query):
-            states[state] = int(count)
+    counts = queue_counts(store, [run.id]).get(run.id, QueueCounts(run.id))
     verdicts = store.verdict_counts([run.id]).get(run.id, {})
     return RunProgress(
         run_id=run.id,
         status=str(status or run.status),
         planned=run.planned_attempts,
-        queued=states.get("queued", 0),
-        claimed=states.get("claimed", 0),
-        done=states.get("done", 0),
-        cancelled=states.get("cancelled", 0),
+        queued=counts.queued,
+        claimed=counts.claimed,
+        done=counts.done,
+        cancelled=counts.cancelled,
         verdicts=verdicts,
+        stuck=counts.stuck,
     )
 
 
@@ -754,22 +753,31 @@ class QueueCounts:
     claimed: int = 0
     done: int = 0
     cancelled: int = 0
+    stuck: int = 0  # claimed attempts their worker's watchdog found stuck (runner/watchdog.py)
 
 
 def queue_counts(store: Store, run_ids: Sequence[str]) -> dict[str, QueueCounts]:
-    """Each run's queued attempts by state, in one query."""
+    """Each run's queued attempts by state, and its stuck ones, in one query."""
     if not run_ids:
         return {}
     query = (
-        select(q.c.run_id, q.c.state, func.count())
+        select(q.c.run_id, q.c.state, func.count(), func.count(q.c.stuck_since))
         .where(q.c.run_id.in_(list(run_ids)))
         .group_by(q.c.run_id, q.c.state)
     )
     raw: dict[str, dict[str, int]] = {}
     with store.engine.connect() as connection:
-        for run_id, state, count in connection.execute(query):
-            raw.setdefault(run_id, {})[state] = int(count)
+        for run_id, state, count, stuck in connection.execute(query):
+            counts = raw.setdefault(run_id, {})
+            counts[state] = int(count)
+            if state == "claimed":
+                counts["stuck"] = int(stuck)
     return {run_id: QueueCounts(run_id, **states) for run_id, states in raw.items()}
+
+
+def run_status_text(status: str, counts: QueueCounts | None) -> str:
+    """A run's status, with its stuck attempts when it has any: `running (2 stuck)`."""
+    return f"{status} ({counts.stuck} stuck)" if counts and counts.stuck else status
 
 
 def queue_runs(store: Store, *, limit: int = 20) -> list[RunRecord]:

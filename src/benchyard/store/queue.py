@@ -267,6 +267,19 @@ class Queue:
 
         return self._transact(body)
 
+    def mark_stuck(self, worker: WorkerIdentity, ids: Collection[int]) -> int:
+        """Mark attempts `worker` holds as stuck (its watchdog cancelled them and they still run):
+        shown as such, and free for another worker to take back. Returns how many were new."""
+        if not ids:
+            return 0
+        statement = (
+            update(q)
+            .where(q.c.id.in_(list(ids)), q.c.worker == worker.id, q.c.state == CLAIMED)
+            .where(q.c.stuck_since.is_(None))
+            .values(stuck_since=self._now())
+        )
+        return self._transact(lambda c: c.execute(statement).rowcount)
+
     def release(self, worker: WorkerIdentity) -> int:
         """Put back everything `worker` holds (a worker stopping cleanly); returns how many."""
         statement = (
@@ -405,13 +418,14 @@ class Queue:
         """Take back the claims whose lease expired, and those of this node's workers whose
         process is gone (`dead_pids`): re-queued, or the run failed when it asked for that."""
         dead = sorted(set(dead_pids))
-        lost = q.c.lease_expires_at < self._now()
+        stuck = and_(q.c.stuck_since.is_not(None), q.c.worker != worker.id)
+        lost = or_(q.c.lease_expires_at < self._now(), stuck)
         if dead:
             gone = and_(q.c.worker_node == worker.node, q.c.worker_pid.in_(dead))
             lost = or_(lost, and_(gone, q.c.worker != worker.id))
-        stale = select(q.c.id, q.c.run_id, q.c.worker, q.c.worker_pid, q.c.worker_node).where(
-            q.c.state == CLAIMED, lost
-        )
+        stale = select(
+            q.c.id, q.c.run_id, q.c.worker, q.c.worker_pid, q.c.worker_node, q.c.stuck_since
+        ).where(q.c.state == CLAIMED, lost)
 
         def body(connection: Connection) -> list[ResumeRecord]:
             run_ids = {row.run_id for row in connection.execute(stale)}
@@ -422,8 +436,7 @@ class Queue:
                     groups[(row.run_id, row.worker)].append(row)
             resumes = []
             for (run_id, lost_worker), rows in sorted(groups.items()):
-                pid_gone = rows[0].worker_node == worker.node and rows[0].worker_pid in dead
-                cause = "its process is gone" if pid_gone else "its lease expired"
+                cause = _lost_cause(rows, worker, dead)
                 resume = self._take_back(
                     connection, worker, locked_runs[run_id], lost_worker, cause, rows
                 )
@@ -526,6 +539,15 @@ class Queue:
         return [_resume(row._asdict()) for row in rows]
 
 
+def _lost_cause(rows: Sequence[Any], worker: WorkerIdentity, dead: Collection[int]) -> str:
+    """Why a worker's claims were taken back (the first of its rows speaks for the others)."""
+    if rows[0].worker_node == worker.node and rows[0].worker_pid in dead:
+        return "its process is gone"
+    if rows[0].stuck_since is not None:
+        return "its watchdog found the attempt stuck"
+    return "its lease expired"
+
+
 def _paused_reason(why: str, left: int) -> str:
     return f"{why}; {left} attempts left queued (`benchyard worker` resumes the run)"
 
@@ -538,6 +560,7 @@ def _unclaimed(state: str) -> dict[str, Any]:
         "worker_pid": None,
         "lease_expires_at": None,
         "node": None,
+        "stuck_since": None,
     }
 
 

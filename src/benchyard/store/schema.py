@@ -125,6 +125,9 @@ attempt_queue = Table(
     Column("worker_pid", Integer),
     Column("lease_expires_at", DateTime(timezone=True)),
     Column("node", String(200)),  # the Ray node a claimed attempt runs on, once it started
+    # when its worker's watchdog found it stuck (cancelled and still running): another worker
+    # may take it back (runner/watchdog.py)
+    Column("stuck_since", DateTime(timezone=True)),
     UniqueConstraint("run_id", "scenario_id", "epoch", name="uq_attempt_queue_attempt"),
     Index("ix_attempt_queue_state", "state", "id"),
     Index("ix_attempt_queue_worker", "worker"),

@@ -112,6 +112,7 @@ class Progress(WebModel):
     failed: int
     errors: int
     timeouts: int
+    stuck: int = Field(default=0, description="Claimed attempts the watchdog found stuck.")
 
 
 class RunHeader(WebModel):
@@ -470,6 +471,7 @@ class QueueRunRow(WebModel):
     claimed: int
     done: int
     cancelled: int
+    stuck: int = Field(default=0, description="Claimed attempts the watchdog found stuck.")
 
 
 class QueuedAttemptRow(WebModel):

@@ -66,6 +66,7 @@ def _queue(state: AppState, rescoring: str = "", message: str | None = None) -> 
                 claimed=counts[row.id].claimed if row.id in counts else 0,
                 done=counts[row.id].done if row.id in counts else 0,
                 cancelled=counts[row.id].cancelled if row.id in counts else 0,
+                stuck=counts[row.id].stuck if row.id in counts else 0,
             )
             for row in run_rows(state.store, runs)
         ],

@@ -340,6 +340,7 @@ def progress_of(state: AppState, run: RunRecord, figures: RunFigures | None = No
         failed=now.verdicts.get("failed", 0),
         errors=now.verdicts.get("error", 0),
         timeouts=now.verdicts.get("timeout", 0),
+        stuck=now.stuck,
     )
 
 

@@ -17,6 +17,7 @@
     if (detail) {
       let words = p.passed + " passed · " + p.failed + " failed · " + p.timeouts + " timeouts · " + p.errors + " errors";
       if (p.queued || p.claimed) words += " · " + p.queued + " queued · " + p.claimed + " claimed";
+      if (p.stuck) words += " · " + p.stuck + " stuck";
       detail.textContent = words;
     }
     const status = box.querySelector('[data-field="status"]');
