@@ -31,6 +31,8 @@ _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOE
 _CHUNK = 1024 * 1024
 NAME_MAX_BYTES = 255
 PATH_MAX_BYTES = 4096
+MAX_COPY_DEPTH = 256
+"""How deeply a tree copied out of an untrusted source (a task's tests) may nest."""
 
 
 class UntrustedFileRefused(OSError):
@@ -276,7 +278,8 @@ def write_new_under(root: Path, relative: str, data: bytes, mode: int = 0o644) -
 def copy_tree_under(source: Path, root: Path, relative: str) -> None:
     """Copy the file or directory tree `source` to `root/relative`, iteratively: links are
     recreated as links (never followed, `source` itself included), files keep their executable
-    bit, anything else is left out. Nothing below `root` is written through a link."""
+    bit, anything else is left out. Nothing below `root` is written through a link; a tree nested
+    over MAX_COPY_DEPTH levels is refused (UntrustedFileRefused)."""
     _checked_parts(relative)
     info = os.lstat(source)
     if stat.S_ISLNK(info.st_mode):
@@ -285,6 +288,10 @@ def copy_tree_under(source: Path, root: Path, relative: str) -> None:
         _copy_entry(source, root, relative)
         return
     for directory, subdirectories, others in walk_tree(source):
+        if subdirectories and len(directory.relative_to(source).parts) >= MAX_COPY_DEPTH:
+            raise UntrustedFileRefused(
+                errno.EMLINK, f"directories nest over {MAX_COPY_DEPTH} levels deep", str(source)
+            )
         below = PurePosixPath(relative, directory.relative_to(source).as_posix())
         os.close(_directories_under(root, _checked_parts(str(below))))
         for name in sorted(others):

@@ -11,6 +11,7 @@ leaves nothing behind."""
 from __future__ import annotations
 
 import json
+import os
 import resource
 import subprocess
 import zipfile
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.untrusted import remove_tree
 from tests.support import Cli
 from tests.unit.importers.sources import write_jsonl
 
@@ -150,6 +152,61 @@ def test_a_harbor_task_link_copies_no_host_directory(
         check=False,
     )
     assert found.stdout == ""
+
+
+def _nest(directory: Path, levels: int) -> None:
+    """`levels` directories, one inside the other, below `directory`, a file at the bottom."""
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(levels):
+            os.mkdir("d", dir_fd=fd)
+            below = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = below
+        os.close(os.open("f", os.O_WRONLY | os.O_CREAT, dir_fd=fd))
+    finally:
+        os.close(fd)
+
+
+def test_a_deep_task_directory_is_a_problem_not_a_recursion_error(
+    tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    """A task whose tests nest 3,000 directories deep: the import copied them recursively
+    (RecursionError, a traceback); now the copy refuses the tree and nothing is left, and a
+    benchmark holding such a tree is a problem for `validate`, not a traceback."""
+    task = tmp_path / "tasks" / "deep"
+    (task / "environment").mkdir(parents=True)
+    (task / "environment" / "Dockerfile").write_text("FROM scratch\n")
+    (task / "task.toml").write_text("[agent]\ntimeout_sec = 60\n")
+    (task / "instruction.md").write_text("Do it.")
+    (task / "tests").mkdir()
+    (task / "tests" / "test.sh").write_text("exit 0\n")
+    bench = tmp_path / "bench"
+    (bench / "scenarios" / "fixtures").mkdir(parents=True)
+    (bench / "benchmark.yaml").write_text('name: b\nversion: "1"\n')
+    (bench / "scenarios" / "main.yaml").write_text("- {id: a, stimulus: hi}\n")
+    try:
+        _nest(task / "tests", 3000)
+        _nest(bench / "scenarios" / "fixtures", 3000)
+        out = tmp_path / "out"
+        code, _, err = _finish(
+            project_cli.process(
+                "import", "harbor", str(tmp_path / "tasks"), "-o", str(out),
+                "--option", "build=false", db=False,
+            )
+        )  # fmt: skip
+        assert "Traceback" not in err, err[-2000:]
+        assert code == 1, err[-2000:]
+        assert "cannot be imported: directories nest over 256 levels deep" in err
+        assert not out.exists()
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["bench", "tasks"]
+        code, _, err = _finish(project_cli.process("validate", str(bench), db=False))
+        assert "Traceback" not in err, err[-2000:]
+        assert code == 1, err[-2000:]
+        assert "cannot be searched: the benchmark's directories nest too deep" in err
+    finally:  # never leave pytest's recursive cleanup a tree it cannot remove
+        remove_tree(task / "tests", ignore_errors=True)
+        remove_tree(bench, ignore_errors=True)
 
 
 def test_a_prediction_s_model_name_never_names_a_file_it_cannot_be(

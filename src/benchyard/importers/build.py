@@ -110,12 +110,13 @@ def write_benchmark(
         from benchyard.errors import BenchyardError
 
         raise BenchyardError(f"{out} is not empty; choose a new directory with -o")
-    raise_path_problems(imported, Path(str(result.provenance.get("source", out))))
+    source = Path(str(result.provenance.get("source", out)))
+    raise_path_problems(imported, source)
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.importing-", dir=out.parent))
     try:
         _write_manifest(result, staging, name)
-        write_files(imported, staging / SCENARIO_DIR, scenario_files=True)
+        write_files_or_problem(imported, staging / SCENARIO_DIR, source, scenario_files=True)
         staging.chmod(0o755)
         if out.is_dir():
             out.rmdir()  # empty, checked above
@@ -187,6 +188,20 @@ def write_files(imported: Imported, scenario_dir: Path, *, scenario_files: bool)
         write_new_under(scenario_dir, relative, content)
     for relative, original in imported.links.items():
         copy_tree_under(original, scenario_dir, relative)
+
+
+def write_files_or_problem(
+    imported: Imported, scenario_dir: Path, source: Path, *, scenario_files: bool
+) -> None:
+    """write_files, a file that cannot be written (a tree too deep, a full disk) raised as a
+    problem of the source (SourceInvalid) rather than a traceback."""
+    try:
+        write_files(imported, scenario_dir, scenario_files=scenario_files)
+    except OSError as error:
+        problems = ProblemList()
+        what = error.strerror or str(error)
+        problems.add(Path(error.filename or source), None, "", f"cannot be imported: {what}")
+        problems.raise_if_any()
 
 
 class _Dumper(yaml.SafeDumper):

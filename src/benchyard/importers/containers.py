@@ -22,6 +22,7 @@ from pathlib import Path
 from benchyard.errors import BenchyardError
 from benchyard.sandbox.docker import LABEL, OWNER_LABEL, owner_tag
 from benchyard.sandbox.process import ProcessOutcome, run_command
+from benchyard.untrusted import walk_tree
 
 OUTPUT_CAP_BYTES = 4 * 1024 * 1024
 BUILD_TIMEOUT_SEC = 1800.0
@@ -60,7 +61,12 @@ def require_image(image: str) -> None:
 def context_tag(prefix: str, context: Path, dockerfile: Path | None = None) -> str:
     """A tag naming the image of a build context by its content, so it is built once."""
     digest = hashlib.sha256()
-    files = sorted(p for p in context.rglob("*") if p.is_file() and not p.is_symlink())
+    files = sorted(
+        directory / name
+        for directory, _, names in walk_tree(context)  # iterative: a task's tree of any depth
+        for name in names
+        if (directory / name).is_file() and not (directory / name).is_symlink()
+    )
     for path in [*files, *([dockerfile] if dockerfile else [])]:
         digest.update(
             str(path.relative_to(context) if path.is_relative_to(context) else path.name).encode()

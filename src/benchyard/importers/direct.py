@@ -34,7 +34,7 @@ from benchyard.importers.build import (
     parse_options,
     provenance_of,
     raise_path_problems,
-    write_files,
+    write_files_or_problem,
 )
 from benchyard.importers.registry import get_importer
 from benchyard.spec.hashing import content_hash
@@ -133,11 +133,12 @@ def _materialised(imported: Imported, provenance: dict[str, Any]) -> Path | None
     scenario_dir = target / SCENARIO_DIR
     if scenario_dir.is_dir():
         return scenario_dir
-    raise_path_problems(imported, Path(str(provenance.get("source", target))))
+    source = Path(str(provenance.get("source", target)))
+    raise_path_problems(imported, source)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=target.parent))
     try:
-        write_files(imported, staging / SCENARIO_DIR, scenario_files=False)
+        write_files_or_problem(imported, staging / SCENARIO_DIR, source, scenario_files=False)
         with contextlib.suppress(OSError):  # another process wrote it meanwhile: keep theirs
             staging.rename(target)
     finally:

@@ -6,6 +6,8 @@ import hashlib
 import os
 from pathlib import Path
 
+from benchyard.untrusted import walk_tree
+
 IGNORED_PARTS = frozenset({"__pycache__", ".git", ".benchyard"})
 
 
@@ -20,13 +22,9 @@ def benchmark_files(root: Path) -> list[Path]:
     """The benchmark's files and links, in path order; directories reached through links are not
     walked (they would lead anywhere on the host)."""
     found = []
-    for directory, subdirectories, files in os.walk(root):
+    for here, subdirectories, others in walk_tree(root):  # iterative: any depth
         subdirectories[:] = [name for name in subdirectories if name not in IGNORED_PARTS]
-        here = Path(directory)
-        links = [name for name in subdirectories if (here / name).is_symlink()]
-        for name in (*files, *links):
-            if not name.startswith("."):
-                found.append(here / name)
+        found += [here / name for name in others if not name.startswith(".")]
     return sorted(found)
 
 

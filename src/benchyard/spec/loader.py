@@ -435,6 +435,15 @@ def _scenario_files(
                 root / MANIFEST, line, path, f"'{pattern}' is not a usable pattern: {error}"
             )
             continue
+        except RecursionError:  # pathlib's `**` recurses: a tree thousands of levels deep
+            path = ("scenarios", index)
+            collector.add(
+                root / MANIFEST,
+                source.line_of(path),
+                path,
+                f"'{pattern}' cannot be searched: the benchmark's directories nest too deep",
+            )
+            continue
         for match in matches:
             relative = match.relative_to(root)
             if match.is_file() and "fixtures" not in relative.parts and relative != Path(MANIFEST):
