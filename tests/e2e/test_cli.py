@@ -224,7 +224,8 @@ def test_show_and_report_formats(tmp_path: Path, cli: Cli) -> None:
     assert "✗ equals" in detail.output
     assert "trajectory:" in detail.output
     missing = cli("show", "latest", "nope")
-    assert "has no attempt of scenario 'nope'" in missing.output
+    assert missing.exit_code == 2  # docs/exit-codes.md: an unknown scenario is refused
+    assert "has no scenario 'nope' (its scenarios: bad, ok)" in missing.stderr
 
     out = tmp_path / "report.md"
     written = cli("report", "latest", "--format", "md", "-o", str(out))

@@ -14,6 +14,7 @@ from benchyard.cli.errors import handle_errors
 from benchyard.cli.options import DbOption, RunArg
 
 if TYPE_CHECKING:
+    from benchyard.audit.gate import LoadedPolicy
     from benchyard.audit.model import AuditArtefact
     from benchyard.store.records import RunRecord
     from benchyard.store.store import Store
@@ -66,11 +67,11 @@ def gate(
     """Decide no-deploy, human-in-the-loop, canary or full from a run's audit figures and a
     policy; exits 0 (full), 10 (canary), 11 (human-in-the-loop) or 12 (no-deploy)."""
     from benchyard.audit.build import build_audit
-    from benchyard.audit.gate import decide, load_policy
+    from benchyard.audit.gate import decide
     from benchyard.automation.announce import announce_gate
     from benchyard.cli.context import load_project, open_store
 
-    loaded = load_policy(policy)
+    loaded = _policy(policy)
     project = load_project()
     store = open_store(db, project)
     run = store.resolve_run(run_ref)
@@ -85,3 +86,19 @@ def gate(
         output.write_text(text, encoding="utf-8")
     typer.echo(decision.summary, err=True)
     raise typer.Exit(decision.exit_code)
+
+
+def _policy(path: Path) -> LoadedPolicy:
+    """The policy at `path`; one with problems lists them and exits 2, as docs/exit-codes.md
+    says (1 is no decision `gate` can give)."""
+    from benchyard.audit.gate import PolicyInvalid, load_policy
+    from benchyard.report.render import plural
+
+    try:
+        return load_policy(path)
+    except PolicyInvalid as error:
+        for problem in error.problems:
+            typer.echo(str(problem), err=True)
+        count = len(error.problems)
+        typer.echo(f"error: {plural(count, 'problem')} in the policy {path}", err=True)
+        raise typer.Exit(2) from None

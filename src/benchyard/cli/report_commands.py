@@ -78,6 +78,8 @@ def show(
 
         show_speed_run(store, found, format)
         return
+    if scenario is not None:
+        _require_scenario(store, found, scenario)
     if format == "json":
         sys.stdout.write(_shown_json(store, found, scenario))
         return
@@ -85,6 +87,22 @@ def show(
         print_run(store, found)
     else:
         print_scenario_attempts(store, found, scenario)
+
+
+SHOWN_SCENARIO_IDS = 10
+
+
+def _require_scenario(store: Store, run: RunRecord, scenario: str) -> None:
+    """Refuse (exit 2) a scenario the run has no attempt of, naming some it has."""
+    from benchyard.errors import BenchyardError
+
+    if store.attempts(run.id, include_superseded=True, scenario_id=scenario):
+        return
+    ids = sorted({attempt.scenario_id for attempt in store.attempts(run.id)})
+    shown = ", ".join(ids[:SHOWN_SCENARIO_IDS]) + (", ..." if len(ids) > SHOWN_SCENARIO_IDS else "")
+    raise BenchyardError(
+        f"run {run.id[:8]} has no scenario '{scenario}' (its scenarios: {shown or 'none'})"
+    )
 
 
 def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:

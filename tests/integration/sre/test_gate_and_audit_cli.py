@@ -65,7 +65,7 @@ def test_a_malformed_policy_is_refused_with_file_line_field(
     policy = tmp_path / "policy.yaml"
     policy.write_text("levels:\n  full:\n    min_accuracy_lower_bound: high\n", encoding="utf-8")
     result = cli("gate", run_id, "--policy", str(policy))
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # docs/exit-codes.md: a bad policy is refused
     assert f"{policy}:3: levels.full.min_accuracy_lower_bound: " in result.output
     assert "1 problem" in result.output
 
