@@ -11,7 +11,9 @@ import json
 import subprocess
 from typing import Any
 
+from benchyard.providers.fake_server import FakeLLM
 from benchyard.store.store import Store
+from tests.integration.providers.conftest import write_project
 from tests.support import Cli, attempt_record, run_record, write_benchmark
 
 RUN_LIMIT_SEC = 300
@@ -101,3 +103,29 @@ def test_a_report_of_a_stored_infinite_cost_is_strict_json(project_cli: Cli) -> 
     code, out, err = _output(project_cli, "report", "latest", "--format", "json")
     assert code == 0, err
     assert _strict(out)["summary"]["cost_usd"] is None
+
+
+def test_a_provider_s_absurd_token_count_is_not_believed(project_cli: Cli) -> None:
+    """A provider's usage claiming a 4,000-digit completion count: turning it into a cost
+    overflowed (an error, or an infinite cost); now the count is not believed and the run goes
+    on with a finite cost."""
+    reply = {"content": "ok", "prompt_tokens": 12, "completion_tokens": 10**4000}
+    with FakeLLM({"default": reply}) as llm:
+        write_project(project_cli.cwd, llm.url)
+        bench = write_benchmark(
+            project_cli.cwd / "bench",
+            [{"id": "q", "stimulus": "hi", "checks": [{"type": "equals", "value": "ok"}]}],
+        )
+        code, out, err = _output(project_cli, "run", str(bench), "--agent", "model", "-q")
+    assert code == 0, out + err
+    store = Store.open(project_cli.db_url)
+    try:
+        (attempt,) = store.attempts(store.resolve_run("latest").id)
+    finally:
+        store.close()
+    assert attempt.verdict == "passed"
+    assert attempt.tokens_in == 12 and attempt.tokens_out < 10**8
+    code, out, err = _output(project_cli, "report", "latest", "--format", "json")
+    assert code == 0, err
+    cost = _strict(out)["summary"]["cost_usd"]
+    assert cost is not None and cost < 1

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchyard.runner.trajectory import Event
+from benchyard.runner.trajectory import Event, believable_count
 from benchyard.secrets import scrub
 
 REASONING_KEYS = (
@@ -197,7 +197,10 @@ def _read_usage(reply: ChatReply, usage: Any) -> None:
 
 
 def _count(value: Any, previous: int | None) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else previous
+    """A usage count the provider reports, when it can be believed (runner/trajectory.py: whole,
+    from 0 to 100,000,000): a 4,000-digit count made the cost overflow."""
+    counted = believable_count(value)
+    return counted if counted is not None else previous
 
 
 def _text(value: Any) -> str:

@@ -69,6 +69,12 @@ def claim_numbers(event: Event, raw: dict[str, Any]) -> list[str]:
     return dropped
 
 
+def believable_count(value: Any) -> int | None:
+    """A token count reported by someone else (an agent, a provider's usage), or None when it is
+    not a whole number from 0 to MAX_CLAIMED_TOKENS."""
+    return int(value) if _believable(value, True, MAX_CLAIMED_TOKENS) else None
+
+
 def _believable(value: Any, whole: bool, bound: float) -> bool:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return False
