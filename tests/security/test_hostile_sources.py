@@ -154,6 +154,34 @@ def test_a_harbor_task_link_copies_no_host_directory(
     assert found.stdout == ""
 
 
+def test_a_harbor_task_reached_through_a_link_is_refused(
+    tmp_path: Path, project: Path, project_cli: Cli
+) -> None:
+    """A directory of tasks holding a link to a task elsewhere on the host: its files are not
+    copied into the benchmark."""
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "environment").mkdir(parents=True)
+    (elsewhere / "environment" / "Dockerfile").write_text("FROM scratch\n")
+    (elsewhere / "task.toml").write_text("[agent]\ntimeout_sec = 60\n")
+    (elsewhere / "instruction.md").write_text("Do it.")
+    (elsewhere / "tests").mkdir()
+    (elsewhere / "tests" / "test.sh").write_text("exit 0\n")
+    (elsewhere / "tests" / "id_rsa").write_text("PRIVATE KEY")
+    (tmp_path / "tasks").mkdir()
+    (tmp_path / "tasks" / "linked").symlink_to(elsewhere)
+    out = tmp_path / "out"
+    code, _, err = _finish(
+        project_cli.process(
+            "import", "harbor", str(tmp_path / "tasks"), "-o", str(out),
+            "--option", "build=false", db=False,
+        )
+    )  # fmt: skip
+    assert "Traceback" not in err, err
+    assert code == 1, err
+    assert "leads outside" in err and "through a link" in err
+    assert not out.exists()
+
+
 def _nest(directory: Path, levels: int) -> None:
     """`levels` directories, one inside the other, below `directory`, a file at the bottom."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)

@@ -164,9 +164,17 @@ def path_problems(imported: Imported, source: Path) -> ProblemList:
         problem = relative_path_problem(relative)
         if problem is not None:
             problems.add(source, None, "files", f"the file name {relative!r} {problem}")
+    base = (source if source.is_dir() else source.parent).resolve()
     for relative, original in imported.links.items():
         if original.is_symlink():
             problems.add(original, None, "", f"is a link; {relative!r} is copied from it")
+        elif not original.resolve().is_relative_to(base):
+            problems.add(
+                original,
+                None,
+                "",
+                f"leads outside {base} through a link; {relative!r} is copied from it",
+            )
     return problems
 
 
