@@ -2,7 +2,8 @@
 reference) and `reference_match` (does the answer mean the same as the reference?).
 
 The judge is asked for JSON and nothing else; a reply that cannot be read is asked again, then
-fails the attempt as an infrastructure error (retried, never counted against the agent).
+fails the attempt (`judge_unparseable`): retried with the attempt, then counted as failed, since
+an answer can steer its judge into an unreadable reply (runner/failures.py).
 """
 
 from __future__ import annotations
