@@ -27,8 +27,10 @@ from benchyard.config import ProjectConfig
 from benchyard.errors import BenchyardError
 from benchyard.mcp_server.server import build_server
 from benchyard.store.store import Store
-from tests.integration.automation.helpers import receiver
+from tests.integration.automation.helpers import receiver, write_config
+from tests.integration.queue.helpers import WorkerProcess, wait_for
 from tests.integration.web.support import BENCHMARK_YAML, write_web_benchmark
+from tests.security.hostile_receivers import hostile_receiver
 from tests.support import UNSANDBOXED, Cli
 
 SCENARIO = {
@@ -293,3 +295,78 @@ async def test_mcp_over_http_elsewhere_than_loopback_needs_its_token(workspace: 
         for headers in ({}, {"authorization": "Bearer wrong"}, {"authorization": "Basic x"}):
             answer = await client.post("/mcp", json=hello, headers=headers)
             assert answer.status_code == 401, headers
+
+
+# ---- a webhook receiver is untrusted -------------------------------------------------------
+
+
+def _hostile_hook(url: str, **extra: object) -> dict[str, WebhookConfig]:
+    hook = {"url": url, "secret_env": "SECURITY_HOOK_SECRET", "max_tries": 1, **extra}
+    return {"ci": WebhookConfig.model_validate(hook)}
+
+
+def test_a_receiver_answering_without_end_is_read_a_few_kilobytes_only(
+    store: Store, registered: dict[str, str]
+) -> None:
+    # Before: the whole body was read into memory (7.9 GB RSS for a receiver that never ended).
+    with hostile_receiver("huge", limit_bytes=512 << 20) as hostile:
+        hooks = _hostile_hook(hostile.url)
+        emit(store, hooks, events.PING, events.ping_payload("ci"))
+        (delivery,) = deliver_due(store, hooks)
+    assert hostile.sent_bytes < 64 << 20  # the sender hung up, far before the 512 MiB it was sent
+    assert (delivery.state, delivery.last_status) == ("delivered", 200)
+    (attempt,) = tries_of(store, [delivery.id])[delivery.id]
+    assert attempt.response is not None and 0 < len(attempt.response) <= 4096
+
+
+def test_a_receiver_trickling_its_answer_is_held_to_the_delivery_deadline(
+    store: Store, registered: dict[str, str]
+) -> None:
+    # Before: each byte restarted httpx's read timeout, and the delivery was held for as long as
+    # the receiver kept trickling (180 s, and for ever).
+    with hostile_receiver("trickle") as hostile:
+        hooks = _hostile_hook(hostile.url, timeout_sec=1.0)
+        emit(store, hooks, events.PING, events.ping_payload("ci"))
+        (delivery,) = deliver_due(store, hooks)
+        assert not hostile.stop.is_set()  # the receiver was still trickling when it ended
+    assert (delivery.state, delivery.last_status) == ("failed", None)
+    (attempt,) = tries_of(store, [delivery.id])[delivery.id]
+    assert "had not answered within the delivery's deadline of 1 s" in str(attempt.error)
+
+
+def test_a_slow_receiver_delays_no_other_run_of_a_worker(
+    project: Path, db_url: str, store: Store, registered: dict[str, str], tmp_path: Path
+) -> None:
+    # Before: the worker's automation thread sent deliveries itself, so while one receiver held
+    # a delivery it handled no other run that ended (its announcement never made) and fired no
+    # schedule.
+    bench = write_web_benchmark(project / "benches" / "webbench")
+    cli = Cli(db_url, project)
+    with hostile_receiver("trickle") as hostile:
+        write_config(project, hostile.url, events=["run.finished"], timeout_sec=120, max_tries=1)
+        (project / "benchyard.yaml").write_text(
+            (project / "benchyard.yaml")
+            .read_text()
+            .replace("BENCHYARD_TEST_WEBHOOK_SECRET", "SECURITY_HOOK_SECRET"),
+            encoding="utf-8",
+        )
+        first = _enqueue(cli, bench)
+        worker = WorkerProcess(db_url, project, tmp_path / "worker.log", "--poll", "0.05")
+        try:
+            wait_for(lambda: hostile.connections >= 1, 120, "the first run's announcement")
+            second = _enqueue(cli, bench)
+            wait_for(lambda: store.get_run(second).status == "finished", 120, "the second run")
+            wait_for(
+                lambda: {d.run_id for d in list_deliveries(store)} == {first, second},
+                60,
+                "the second run's announcement, made while the first is held",
+            )
+        finally:
+            assert worker.stop() == 0
+    assert hostile.connections == 1  # the first announcement was still held all along
+
+
+def _enqueue(cli: Cli, bench: Path) -> str:
+    queued = cli("run", str(bench), "--agent", "oracle", *UNSANDBOXED, "--enqueue")
+    assert queued.exit_code == 0, queued.output
+    return queued.output.strip().splitlines()[-1]

@@ -1,9 +1,11 @@
 """What a worker does besides attempts (runner/worker.py calls it): fire due schedules, handle the
-runs it ended (compare, announce), and send webhook deliveries. All of it runs in a thread of its
-own, so that the worker's event loop never waits on the store or on a slow receiver.
+runs it ended (compare, announce), and send webhook deliveries. It runs in threads of its own, so
+that the worker's event loop never waits on the store or on a receiver: one fires schedules and
+handles ended runs, another sends deliveries, so that a slow receiver (each try ends by its
+deadline, automation/webhooks.py) delays neither a scheduled run nor the announcement of another.
 
-A queue worker (`benchyard worker`) starts the thread: every `tick_sec` it sends the deliveries
-due, every `schedule_sec` it fires the schedules due. An inline `benchyard run` does not: the run
+A queue worker (`benchyard worker`) starts the threads: every `tick_sec` one sends the deliveries
+due, every `schedule_sec` the other fires the schedules due. An inline `benchyard run` does not: the run
 it ended is handled when it stops. Stopping handles the runs still waiting, then sends what is due
 and keeps retrying for at most `drain_sec`; a delivery still waiting after that stays in the store
 for the next worker (or `benchyard webhooks deliver`)."""
@@ -54,6 +56,8 @@ class WorkerHooks:
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
+        self._sender: threading.Thread | None = None
+        self._send_wake = threading.Event()
         self._schedules = False
 
     @property
@@ -76,10 +80,14 @@ class WorkerHooks:
         return self._webhooks
 
     def start(self, *, schedules: bool) -> None:
-        """Start the thread (a queue worker: `schedules` True fires the schedules)."""
+        """Start the threads (a queue worker: `schedules` True fires the schedules)."""
         self._schedules = schedules
         self._thread = threading.Thread(target=self._loop, name="benchyard-hooks", daemon=True)
+        self._sender = threading.Thread(
+            target=self._send_loop, name="benchyard-webhooks", daemon=True
+        )
         self._thread.start()
+        self._sender.start()
 
     def run_ended(self, run_id: str) -> None:
         """A run this worker ended; handled by the thread, or when stopping."""
@@ -87,16 +95,22 @@ class WorkerHooks:
         self._wake.set()
 
     def stop(self) -> None:
-        """Stop the thread, handle the ended runs left, deliver what is due (with retries, for at
-        most `drain_sec`)."""
+        """Stop the threads, handle the ended runs left, deliver what is due (with retries, for at
+        most `drain_sec`). A try still under way then is left to its thread (a daemon): its
+        delivery is claimed, and tried again by the next worker once its claim has run out."""
         self._stop.set()
         self._wake.set()
+        self._send_wake.set()
+        deadline = time.monotonic() + self.drain_sec
         if self._thread is not None:
             self._thread.join(timeout=60)
         self._handle_ended()
+        if self._sender is not None:
+            self._sender.join(timeout=max(0.0, deadline - time.monotonic()))
+            if self._sender.is_alive():
+                return
         if not self.webhooks:
             return
-        deadline = time.monotonic() + self.drain_sec
         while True:
             self._deliver()
             left = deadline - time.monotonic()
@@ -113,10 +127,15 @@ class WorkerHooks:
             if self._schedules and time.monotonic() >= next_schedules:
                 next_schedules = time.monotonic() + self.schedule_sec
                 self._safely(self._fire)
-            if self.webhooks:
-                self._deliver()
             self._wake.wait(self.tick_sec)
             self._wake.clear()
+
+    def _send_loop(self) -> None:
+        while not self._stop.is_set():
+            if self.webhooks:
+                self._deliver()
+            self._send_wake.wait(self.tick_sec)
+            self._send_wake.clear()
 
     def _fire(self) -> None:
         from benchyard.automation.schedules import fire_due
@@ -138,6 +157,7 @@ class WorkerHooks:
                     now=self.clock(),
                 )
             )
+            self._send_wake.set()  # its announcements are due now
 
     def _deliver(self) -> None:
         from benchyard.automation.webhooks import deliver_due

@@ -30,6 +30,7 @@ EventName = Literal["run.finished", "run.regression", "gate.decision", "ping"]
 EVENTS: tuple[EventName, ...] = ("run.finished", "run.regression", "gate.decision", "ping")
 DEFAULT_EVENTS: tuple[EventName, ...] = ("run.finished", "run.regression", "gate.decision")
 DEFAULT_WEB_URL = "http://127.0.0.1:8765"
+MAX_TIMEOUT_SEC = 300.0  # the longest deadline a try may have
 
 
 class WebhookConfig(BaseModel):
@@ -51,7 +52,12 @@ class WebhookConfig(BaseModel):
     )
     max_tries: int = Field(default=6, ge=1, le=20)
     retry_base_sec: float = Field(default=2.0, gt=0, le=3600)
-    timeout_sec: float = Field(default=10.0, gt=0, le=300)
+    timeout_sec: float = Field(
+        default=10.0,
+        gt=0,
+        le=MAX_TIMEOUT_SEC,
+        description="Each try's deadline, all of it: connecting, sending, the answer.",
+    )
 
     @model_validator(mode="after")
     def _one_url(self) -> WebhookConfig:

@@ -7,11 +7,21 @@ is due (each claimed by one process: `FOR UPDATE SKIP LOCKED` on PostgreSQL, `BE
 SQLite), POSTs them, and records every try: the status code and the response's first 4 KiB, or
 why no response came. A 2xx answer delivers it; anything else (a redirect included: redirects are
 not followed) is tried again after `retry_base_sec * 2^(tries - 1)` seconds, up to `max_tries`.
+
+A receiver is untrusted: each try has one deadline for all of it (`timeout_sec`: connecting,
+sending, the status and the response read), never one per read, so that a receiver trickling its
+answer a byte at a time cannot hold a delivery; the response is streamed, undecoded, and only its
+first RESPONSE_BYTES are read before the connection is closed, so that a huge body never reaches
+memory. The deliveries claimed together are sent concurrently, so one slow receiver holds up no
+other delivery for longer than its deadline.
 """
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -24,15 +34,18 @@ from sqlalchemy.exc import OperationalError
 
 from benchyard import secrets
 from benchyard.automation.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
-from benchyard.automation.webhook_config import WebhookConfig, WebhookUnusable
+from benchyard.automation.webhook_config import MAX_TIMEOUT_SEC, WebhookConfig, WebhookUnusable
 from benchyard.store.schema import webhook_deliveries, webhook_tries
 from benchyard.store.store import Store, aware
 
 if TYPE_CHECKING:
     import httpx
 
-RESPONSE_CHARS = 4096
-CLAIM_SEC = 120.0  # a claimed delivery is not claimed again for this long (its lease)
+RESPONSE_BYTES = 4096  # what is read of a receiver's response, at most
+RESPONSE_CHARS = RESPONSE_BYTES
+# A claimed delivery is not claimed again for this long (its lease): past the longest deadline a
+# try may have (webhook_config's timeout_sec), so that no two processes send it at once.
+CLAIM_SEC = MAX_TIMEOUT_SEC + 30.0
 MAX_BACKOFF_SEC = 3600.0
 BATCH = 20
 d = webhook_deliveries
@@ -136,24 +149,17 @@ def deliver_due(
     store: Store,
     webhooks: Mapping[str, WebhookConfig],
     now: Callable[[], datetime] | None = None,
-    client: httpx.Client | None = None,
 ) -> list[Delivery]:
-    """Send every delivery whose next try is due; returns them as they ended up."""
+    """Send every delivery whose next try is due; returns them as they ended up. Each try ends
+    within its webhook's `timeout_sec`, whatever the receiver does."""
     clock = now or (lambda: datetime.now(UTC))
     if due_count(store, clock()) == 0:
         return []
-    import httpx
-
-    own = client is None
-    http = client or httpx.Client(follow_redirects=False, trust_env=False)
     done = []
-    try:
-        while claimed := _claim(store, clock()):
-            for delivery in claimed:
-                done.append(_send(store, delivery, webhooks.get(delivery.webhook), http, clock))
-    finally:
-        if own:
-            http.close()
+    while claimed := _claim(store, clock()):
+        answers = _in_own_loop(functools.partial(_post_all, claimed, webhooks))
+        for delivery, answer in zip(claimed, answers, strict=True):
+            done.append(_record(store, delivery, webhooks.get(delivery.webhook), answer, clock))
     return done
 
 
@@ -179,47 +185,114 @@ def _claim(store: Store, now: datetime) -> list[Delivery]:
     return _transact(store, body)
 
 
-def _send(
-    store: Store,
-    delivery: Delivery,
-    hook: WebhookConfig | None,
-    http: httpx.Client,
-    clock: Callable[[], datetime],
-) -> Delivery:
-    import httpx
+@dataclass
+class Answer:
+    """What one try got: the status and the response's first bytes, or why there was none."""
 
-    number = delivery.tries + 1
-    at = clock()
-    started = time.monotonic()
     status: int | None = None
     response: str | None = None
     error: str | None = None
-    max_tries, base = (hook.max_tries, hook.retry_base_sec) if hook else (1, 1.0)
-    if hook is None:
-        error = f"the webhook '{delivery.webhook}' is no longer in benchyard.yaml"
-    else:
-        try:
-            url = hook.resolved_url()
-            body = delivery.payload.encode()
-            answer = http.post(
-                url,
-                content=body,
-                headers={
-                    "Content-Type": "application/json",
-                    "User-Agent": _user_agent(),
-                    EVENT_HEADER: delivery.event,
-                    DELIVERY_HEADER: delivery.id,
-                    SIGNATURE_HEADER: sign(hook.secret(), body),
-                },
-                timeout=hook.timeout_sec,
+    duration_sec: float = 0.0
+
+
+def _in_own_loop(make: Callable[[], Any]) -> Any:
+    """Run the coroutine `make()` makes to its end in an event loop of its own (in a thread of its
+    own when this one already runs a loop)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(make())
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(asyncio.run(make())))
+    thread.start()
+    thread.join()
+    return result[0]
+
+
+async def _post_all(claimed: list[Delivery], webhooks: Mapping[str, WebhookConfig]) -> list[Answer]:
+    import httpx
+
+    async with httpx.AsyncClient(follow_redirects=False, trust_env=False) as http:
+        return list(
+            await asyncio.gather(
+                *(_post(http, delivery, webhooks.get(delivery.webhook)) for delivery in claimed)
             )
-            status = answer.status_code
-            response = secrets.scrub(answer.text[:RESPONSE_CHARS])
-        except WebhookUnusable as unusable:
-            error = str(unusable)
-        except httpx.HTTPError as failed:
-            error = secrets.scrub(f"{type(failed).__name__}: {failed}")[:RESPONSE_CHARS]
-    duration = time.monotonic() - started
+        )
+
+
+async def _post(http: httpx.AsyncClient, delivery: Delivery, hook: WebhookConfig | None) -> Answer:
+    """One try of `delivery`, ended by its deadline whatever the receiver does."""
+    import httpx
+
+    answer = Answer()
+    started = time.monotonic()
+    if hook is None:
+        answer.error = f"the webhook '{delivery.webhook}' is no longer in benchyard.yaml"
+        return answer
+    try:
+        async with asyncio.timeout(hook.timeout_sec):
+            await _exchange(http, delivery, hook, answer)
+    except TimeoutError:
+        answer.error = (
+            f"the receiver had not answered within the delivery's deadline of "
+            f"{hook.timeout_sec:g} s (timeout_sec)"
+            if answer.status is None
+            else f"the response was cut at the delivery's deadline of {hook.timeout_sec:g} s"
+        )
+    except WebhookUnusable as unusable:
+        answer.error = str(unusable)
+    except httpx.HTTPError as failed:
+        answer.error = secrets.scrub(f"{type(failed).__name__}: {failed}")[:RESPONSE_CHARS]
+    answer.duration_sec = time.monotonic() - started
+    return answer
+
+
+async def _exchange(
+    http: httpx.AsyncClient, delivery: Delivery, hook: WebhookConfig, answer: Answer
+) -> None:
+    """POST the delivery's body; fill in `answer` as its status and first bytes arrive."""
+    body = delivery.payload.encode()
+    headers = {
+        "Content-Type": "application/json",
+        "Accept-Encoding": "identity",
+        "User-Agent": _user_agent(),
+        EVENT_HEADER: delivery.event,
+        DELIVERY_HEADER: delivery.id,
+        SIGNATURE_HEADER: sign(hook.secret(), body),
+    }
+    request = http.build_request(
+        "POST", hook.resolved_url(), content=body, headers=headers, timeout=hook.timeout_sec
+    )
+    received = bytearray()
+    response = await http.send(request, stream=True)
+    try:
+        answer.status = response.status_code
+        async for chunk in response.aiter_raw():  # raw: a compressed bomb is never inflated
+            received += chunk[: RESPONSE_BYTES - len(received)]
+            answer.response = _text(received)
+            if len(received) >= RESPONSE_BYTES:
+                break  # the rest is never read: closing drops the connection
+        answer.response = _text(received)
+    finally:
+        await response.aclose()
+
+
+def _text(received: bytes | bytearray) -> str:
+    return secrets.scrub(received.decode("utf-8", errors="replace"))
+
+
+def _record(
+    store: Store,
+    delivery: Delivery,
+    hook: WebhookConfig | None,
+    answer: Answer,
+    clock: Callable[[], datetime],
+) -> Delivery:
+    """Record one try and what follows from it: delivered, failed, or its next try."""
+    number = delivery.tries + 1
+    at = clock()
+    max_tries, base = (hook.max_tries, hook.retry_base_sec) if hook else (1, 1.0)
+    status = answer.status
     delivered = status is not None and 200 <= status < 300
     if delivered:
         values: dict[str, Any] = {"state": "delivered", "next_try_at": None, "finished_at": at}
@@ -236,9 +309,9 @@ def _send(
                 try_number=number,
                 at=at,
                 status_code=status,
-                response=response,
-                error=error,
-                duration_sec=duration,
+                response=answer.response,
+                error=answer.error,
+                duration_sec=answer.duration_sec,
             )
         )
         connection.execute(update(d).where(d.c.id == delivery.id).values(**values))
