@@ -132,4 +132,12 @@ def import_run(
         f"{imported.run.agent_name})",
         err=True,
     )
+    latest = store.resolve_run("latest")
+    if latest.id != imported.run.id:
+        typer.echo(
+            f"note: the run keeps the log's start time "
+            f"({imported.run.started_at:%Y-%m-%d %H:%M:%S}), so `latest` still names run "
+            f"{latest.id[:8]}, which started after it: name this one by its id",
+            err=True,
+        )
     typer.echo(imported.run.id)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import struct
 import uuid
 import zipfile
 import zlib
@@ -29,7 +30,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from benchyard.errors import BenchyardError
 from benchyard.interop.source import RunSource, agent_events, check_rows, iso
@@ -41,6 +42,8 @@ from benchyard.store.store import Store
 
 SCORER = "benchyard"
 MAX_LOG_BYTES = 256 * 1024 * 1024
+ZIP_ZSTANDARD = 93  # the zip method number of Zstandard, which Python's zipfile cannot read
+LOCAL_HEADER_BYTES = 30  # a zip member's local header before its name and extra field
 """The most a log may be, and decompress to (a .eval's members together)."""
 INSPECT_STATUS = {
     "finished": "success",
@@ -287,10 +290,13 @@ def read_log(path: Path) -> dict[str, Any]:
     if size > MAX_LOG_BYTES:
         raise ImportRefused(f"{path} is over {MAX_LOG_BYTES // (1024 * 1024)} MiB")
     if zipfile.is_zipfile(path):
+        import zstandard
+
+        unreadable = (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError)
         try:
             return _read_eval_zip(path)
-        except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as e:
-            raise ImportRefused(f"{path}: not a readable .eval (zip) log: {e}") from None
+        except (*unreadable, zstandard.ZstdError) as error:
+            raise ImportRefused(f"{path}: not a readable .eval (zip) log: {error}") from None
     try:
         raw = path.read_bytes()
     except OSError as error:
@@ -340,7 +346,8 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path, budget: list[int]) 
     """One member's JSON, decompressed a chunk at a time up to what is left of `budget` (every
     member together), never trusting the size the archive declares."""
     chunks: list[bytes] = []
-    with archive.open(name) as member:
+    info = archive.getinfo(name)
+    with _open_member(archive, info, path) as member:
         while chunk := member.read(min(1 << 20, budget[0] + 1)):
             budget[0] -= len(chunk)
             if budget[0] < 0:
@@ -349,7 +356,35 @@ def _member(archive: zipfile.ZipFile, name: str, path: Path, budget: list[int]) 
                     f"{MAX_LOG_BYTES // (1024 * 1024)} MiB"
                 )
             chunks.append(chunk)
-    return _json(b"".join(chunks), f"{path}: {name}")
+    raw = b"".join(chunks)
+    if info.compress_type == ZIP_ZSTANDARD and zlib.crc32(raw) != info.CRC:
+        raise ImportRefused(f"{path}: {name}: its content does not match its CRC")
+    return _json(raw, f"{path}: {name}")
+
+
+def _open_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -> IO[bytes]:
+    """A member's decompressed content as a stream: zipfile's own for the methods it knows, and
+    Zstandard (method 93, which Inspect writes since 0.3.285) through the zstandard package."""
+    if info.compress_type != ZIP_ZSTANDARD:
+        return archive.open(info)
+    import zstandard
+
+    return zstandard.ZstdDecompressor().stream_reader(_stored_bytes(info, path))
+
+
+def _stored_bytes(info: zipfile.ZipInfo, path: Path) -> bytes:
+    """A member's compressed bytes, read from behind its local header (at most the file's size)."""
+    with path.open("rb") as file:
+        file.seek(info.header_offset)
+        header = file.read(LOCAL_HEADER_BYTES)
+        if len(header) != LOCAL_HEADER_BYTES or header[:4] != b"PK\x03\x04":
+            raise zipfile.BadZipFile(f"{info.filename}: bad local header")
+        name_length, extra_length = struct.unpack("<HH", header[26:30])
+        file.seek(info.header_offset + LOCAL_HEADER_BYTES + name_length + extra_length)
+        stored = file.read(info.compress_size)
+    if len(stored) != info.compress_size:
+        raise zipfile.BadZipFile(f"{info.filename}: truncated")
+    return stored
 
 
 @dataclass(frozen=True)
