@@ -41,6 +41,21 @@ class HarborParams(CheckParams):
     timeout_sec: float = Field(default=600.0, gt=0, description="The verifier's time limit.")
     memory_mb: int = Field(default=4096, ge=64)
 
+    def benchmark_files(self) -> dict[str, str]:
+        """The tests directory (mounted into the verifier's container) and run-tests.sh: the
+        loader keeps both inside the benchmark, links included, as it keeps fixture sources."""
+        named = {"tests": self.tests}
+        if self.run_tests is not None:
+            named["run_tests"] = self.run_tests
+        return named
+
+    def benchmark_file_problem(self, name: str, path: Path) -> str | None:
+        if name == "tests" and not path.is_dir():
+            return f"'{self.tests}' is not a directory"
+        if name == "run_tests" and not path.is_file():
+            return f"'{self.run_tests}' is not a file"
+        return None
+
 
 def verifier_script(params: HarborParams) -> str:
     workdir = shlex.quote(params.workdir)
