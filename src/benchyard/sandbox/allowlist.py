@@ -12,9 +12,12 @@ sandbox/hostview.py; docker: the image), only
   as declared (an explicit choice, even inside the benchmark's directory);
 
 and never a sealed path: the benchmark's directory (its references and VCS metadata), the store,
-benchyard's work root (every attempt's workdir); a sealed path inside a shown directory is
-covered by an empty one. The project directory is never shown whole either (the agent's code
-inside it may be).
+benchyard's work root (every attempt's workdir), and every copy of benchyard's built-in library
+(`benchyard/library`: its benchmarks' references) found in a shown path or in the system
+directories (benchyard installed system-wide, or into the virtualenv the agent's interpreter comes
+from), besides the running benchyard's own; a sealed path inside a shown directory, or inside the
+system directories the sandbox shows, is covered by an empty one. The project directory is never
+shown whole either (the agent's code inside it may be).
 """
 
 from __future__ import annotations
@@ -48,6 +51,17 @@ TOO_WIDE = frozenset(
     )
 )
 BIN_DIRS = frozenset({"bin", "sbin"})
+# Where an installed benchyard's library lies below a prefix (a virtualenv, /usr, /usr/local, a
+# `pip install --target` directory, a site directory).
+SITE_DIRS = ("site-packages", "dist-packages")
+LIBRARY_PATTERNS = (
+    "benchyard/library",
+    *(f"{site}/benchyard/library" for site in SITE_DIRS),
+    *(f"lib*/python*/{site}/benchyard/library" for site in SITE_DIRS),
+    *(f"local/lib*/python*/{site}/benchyard/library" for site in SITE_DIRS),
+)
+# The host directories a sandbox may show whole as its system (bwrap: sandbox/hostview.py).
+SYSTEM_PREFIXES = tuple(map(Path, ("/usr", "/lib", "/lib32", "/lib64", "/libx32")))
 
 
 @dataclass(frozen=True)
@@ -57,13 +71,15 @@ class HostPaths:
     readable: tuple[Path, ...] = ()  # shown read-only, each at its own place
     sealed: tuple[Path, ...] = ()  # never shown: covered where they lie inside a shown path
 
-    def covered(self) -> tuple[Path, ...]:
-        """The sealed paths that lie inside a shown path, which must be covered up."""
+    def covered(self, system: Iterable[Path] = ()) -> tuple[Path, ...]:
+        """The sealed paths that lie inside a shown path, or inside the `system` directories the
+        sandbox shows too, which must be covered up."""
+        shown = (*self.readable, *system)
         return tuple(
             sorted(
                 hidden
                 for hidden in self.sealed
-                if any(hidden != shown and hidden.is_relative_to(shown) for shown in self.readable)
+                if any(hidden != place and hidden.is_relative_to(place) for place in shown)
             )
         )
 
@@ -81,7 +97,24 @@ def host_paths(
     walls = (*sealed, *(_absolute(path) for path in fenced))
     shown = {path for name in named for path in code_paths(name, sealed, walls)}
     shown |= {path for path in map(_absolute, declared) if path.exists()}
-    return HostPaths(tuple(sorted(shown)), sealed)
+    libraries = library_copies((*shown, *SYSTEM_PREFIXES))
+    return HostPaths(tuple(sorted(shown)), tuple(sorted({*sealed, *libraries})))
+
+
+def library_copies(roots: Iterable[Path]) -> tuple[Path, ...]:
+    """Every copy of benchyard's built-in library (its benchmarks and their references) in or
+    below the `roots`, as found and as its links resolve, and the running benchyard's own."""
+    import benchyard
+
+    found = {Path(benchyard.__file__).resolve().parent / "library"}
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for pattern in LIBRARY_PATTERNS:
+            for match in root.glob(pattern):
+                if match.is_dir():
+                    found |= {_absolute(match), match.resolve()}
+    return tuple(sorted(found))
 
 
 def code_paths(named: Path, sealed: Sequence[Path], walls: Sequence[Path]) -> list[Path]:

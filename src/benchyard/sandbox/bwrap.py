@@ -57,6 +57,7 @@ SANDBOX_UID = 1000  # the sandbox user's uid inside its user namespace (benchyar
 TMPFS_DIRS = (("/tmp", "1777"), ("/run", "0755"), ("/dev/shm", "1777"))
 PROVIDED = tuple(map(Path, ("/", "/tmp", "/run", "/var", "/dev", "/proc", "/sys")))
 KERNEL_DIRS = ("/dev", "/proc", "/sys")  # the sandbox's own: never bound from the host
+SYSTEM_PATHS = tuple(map(Path, SYSTEM_ROOTS))  # shown whole: sealed paths inside are covered
 DNS_DIRS = ("/run/systemd/resolve", "/run/resolvconf")  # resolv.conf targets, for the network
 # What the shell keeps of root's powers until it drops them: changing uid, gid and the bounding set.
 DROP_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
@@ -258,11 +259,16 @@ def _shown_args(host: HostPaths) -> list[str]:
     ]
     made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
     args = shown_path_args(outside_system, made)
-    for sealed in host.covered():
+    covered = host.covered(SYSTEM_PATHS)
+    for sealed in covered:
         if sealed.is_dir():
             args += ["--perms", "0755", "--tmpfs", str(sealed)]
         elif sealed.exists():
             args += ["--ro-bind", "/dev/null", str(sealed)]
+    # A path shown on purpose inside a covered one (a benchmark's declared `readable`) on top.
+    again = [path for path in host.readable if any(path.is_relative_to(c) for c in covered)]
+    for path in again:
+        args += ["--ro-bind-try", str(path), str(path)]
     return args
 
 
