@@ -225,6 +225,21 @@ class _AttemptExecutor:
         self.writer.add(record, item)
         self.observer.finished_try(record)
 
+    def record_fault(
+        self, planned: PlannedAttempt, item: ClaimedAttempt, kind: FailureKind, cause: str
+    ) -> None:
+        """Write the final try of an attempt that ended outside any try: an exception that
+        escaped its task (harness_error), or the workers it crashed (agent_crash)."""
+        try_number = self._tries_written.pop(item.id, item.tries) + 1
+        record = _blank_record(uuid.uuid4().hex, self.run.id, planned, try_number)
+        failure = AttemptFailure(kind, cause)
+        _apply_failure(record, AgentResult(), failure)
+        record.verdict, record.cause = failure.outcome(retried=False, tries=try_number)
+        record.threshold = planned.scenario.threshold
+        secrets.scrub_in_place(record, failure)
+        self.writer.add(record, item)
+        self.observer.finished_try(record)
+
     async def attempt_with_retries(self, planned: PlannedAttempt, item: ClaimedAttempt) -> None:
         """Try until a try is final; a resumed attempt goes on from the tries already written. A
         retried try is an uncounted error; the final one keeps the failure table's verdict, so a

@@ -16,6 +16,7 @@ import os
 import re
 import tempfile
 import time
+import traceback
 from collections import deque
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ from benchyard.runner.execute import (
     _Writer,
     default_work_root,
 )
+from benchyard.runner.failures import FailureKind
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
 from benchyard.runner.workdir import make_scratch_layout
@@ -62,6 +64,7 @@ IDLE_RUN_CLOSE_SEC = 30.0  # a run this worker holds nothing of is closed after 
 CLAIM_AHEAD_SEC = 1.0  # claim about this much work per lane at once...
 MAX_CLAIM_FACTOR = 16  # ...but never more than this many attempts per lane
 MAX_HEARTBEAT_SEC = 5.0
+MAX_LOST_WORKERS = 2  # an attempt that was running when this many workers were lost fails
 SCRATCH_PREFIX = "benchyard-"
 
 Log = Callable[[str], None]
@@ -123,6 +126,7 @@ class Worker:
         self.gate: SpendGate | None = None  # a pilot or budget asked before each start (spend.py)
         self.gated = False  # the gate stopped the run: what is not started stays claimed
         self.watchdog_ended = 0  # attempts the watchdog recorded as timed out (past their ceiling)
+        self.interrupted: set[int] = set()  # attempts stopped mid-run by cancelling this worker
 
     # ---- runs this worker executes --------------------------------------------------------
 
@@ -229,6 +233,12 @@ class Worker:
             active = self._active_for(item)
             if active is None:
                 continue
+            lost = self.queue.starting(self.identity, item.id)
+            if lost is None:
+                continue  # the claim was lost meanwhile (run cancelled, lease taken over)
+            if lost >= MAX_LOST_WORKERS:
+                self._give_up(active, item, lost)
+                continue
             if self.gate is not None and not await self.gate.before_start(
                 lambda: len(self.running)
             ):
@@ -244,14 +254,35 @@ class Worker:
             try:
                 await self._watch(active, item, attempt)
             except asyncio.CancelledError:
+                self.interrupted.add(item.id)
                 attempt.cancel()
                 await asyncio.wait({attempt}, timeout=ABANDON_GRACE_SEC)
                 raise
             finally:
                 del self.running[item]
             self.mean_attempt_sec += (time.monotonic() - started - self.mean_attempt_sec) / 8
-            if attempt.done() and not attempt.cancelled():
-                attempt.result()  # a harness fault outside any try stops the worker
+            if attempt.done() and not attempt.cancelled() and attempt.exception() is not None:
+                self._record_escaped(active, item, attempt.exception())
+
+    def _record_escaped(
+        self, active: _ActiveRun, item: ClaimedAttempt, error: BaseException | None
+    ) -> None:
+        """An exception escaped the attempt's task (outside any try): recorded on the attempt as
+        a harness error, with the traceback's last line, and the lane goes on."""
+        last = traceback.format_exception_only(error)[-1].strip() if error else "unknown"
+        cause = f"internal error outside any try: {last}"
+        active.executor.record_fault(active.planned(item), item, FailureKind.HARNESS_ERROR, cause)
+        self.log(f"run {item.run_id[:8]}: {item.scenario_id} (epoch {item.epoch}): {cause}")
+
+    def _give_up(self, active: _ActiveRun, item: ClaimedAttempt, lost: int) -> None:
+        """An attempt whose workers were lost while running it, MAX_LOST_WORKERS times, is not
+        run again (it would crash this one too): it fails with that cause."""
+        cause = (
+            f"{lost} workers were lost (process gone, lease expired or stuck) while they ran "
+            "this attempt; it is not run again"
+        )
+        active.executor.record_fault(active.planned(item), item, FailureKind.AGENT_CRASH, cause)
+        self.log(f"run {item.run_id[:8]}: {item.scenario_id} (epoch {item.epoch}): {cause}")
 
     async def _watch(
         self, active: _ActiveRun, item: ClaimedAttempt, attempt: asyncio.Task[None]
@@ -459,7 +490,7 @@ async def serve_queue(
     try:
         await worker.serve()
     finally:
-        released = worker.queue.release(worker.identity)
+        released = worker.queue.release(worker.identity, worker.interrupted)
         if released:
             worker.log(f"released {released} claimed attempts back to the queue")
     return worker

@@ -168,7 +168,7 @@ class Queue:
             "run_id": run.id,
             "state": CLAIMED if holder else QUEUED,
             "tries": 0,
-            "claims": int(holder is not None),
+            "claims": 0,
             **holder_values,
         }
 
@@ -215,7 +215,6 @@ class Queue:
                 worker_node=worker.node,
                 worker_pid=worker.pid,
                 lease_expires_at=self._later(lease_sec),
-                claims=q.c.claims + 1,
             )
             .returning(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
         )
@@ -280,14 +279,39 @@ class Queue:
         )
         return self._transact(lambda c: c.execute(statement).rowcount)
 
-    def release(self, worker: WorkerIdentity) -> int:
-        """Put back everything `worker` holds (a worker stopping cleanly); returns how many."""
+    def starting(self, worker: WorkerIdentity, attempt_id: int) -> int | None:
+        """Count that `worker` starts running a queued attempt it holds; returns how many times a
+        worker started it before (each ended with that worker lost, or stopped mid-attempt), or
+        None when `worker` no longer holds it."""
         statement = (
             update(q)
-            .where(q.c.worker == worker.id, q.c.state == CLAIMED)
-            .values(**_unclaimed(QUEUED))
+            .where(q.c.id == attempt_id, q.c.worker == worker.id, q.c.state == CLAIMED)
+            .values(claims=q.c.claims + 1)
+            .returning(q.c.claims)
         )
-        return self._transact(lambda c: c.execute(statement).rowcount)
+        started = self._transact(lambda c: c.execute(statement).scalar_one_or_none())
+        return None if started is None else int(started) - 1
+
+    def release(self, worker: WorkerIdentity, interrupted: Collection[int] = ()) -> int:
+        """Put back everything `worker` holds (a worker stopping cleanly); returns how many. The
+        `interrupted` attempts (it stopped them mid-run) do not count as started by it."""
+
+        def body(connection: Connection) -> int:
+            if interrupted:
+                connection.execute(
+                    update(q)
+                    .where(q.c.id.in_(list(interrupted)), q.c.worker == worker.id)
+                    .where(q.c.state == CLAIMED, q.c.claims > 0)
+                    .values(claims=q.c.claims - 1)
+                )
+            statement = (
+                update(q)
+                .where(q.c.worker == worker.id, q.c.state == CLAIMED)
+                .values(**_unclaimed(QUEUED))
+            )
+            return int(connection.execute(statement).rowcount)
+
+        return self._transact(body)
 
     # ---- writing results ----------------------------------------------------------------
 

@@ -119,7 +119,9 @@ attempt_queue = Table(
     Column("epoch", Integer, nullable=False),
     Column("state", String(16), nullable=False),  # queued | claimed | done | cancelled
     Column("tries", Integer, nullable=False),  # tries written so far
-    Column("claims", Integer, nullable=False),  # times a worker claimed it
+    # times a worker started running it (not counting a worker that stopped cleanly mid-run):
+    # each earlier start ended with its worker lost (runner/worker.py, MAX_LOST_WORKERS)
+    Column("claims", Integer, nullable=False),
     Column("worker", String(120)),  # the worker holding the claim
     Column("worker_node", String(200)),  # host, boot and pid namespace of that worker
     Column("worker_pid", Integer),
