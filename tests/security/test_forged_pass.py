@@ -201,8 +201,9 @@ async def test_a_printed_summary_line_is_no_result_for_the_built_in_runner(
     for result in (everything, listed):  # neither a pass nor an uncounted error
         assert not result.passed
         assert result.reason == (
-            "patch applied (1 file); tests did not run to the end: the runner wrote no JUnit XML "
-            "(exit 0); suspicious patch: calc.py:3: can end the process early (os._exit(), "
+            "patch applied (1 file); tests did not run to the end: the runner did not report its "
+            "end (the tests' process ended before it) (exit 0); suspicious patch: calc.py:3: "
+            "can end the process early (os._exit(), "
             "calc.py:3: exits when imported (os._exit()"
         )
 
@@ -214,7 +215,99 @@ async def test_an_exit_status_of_127_in_the_tests_is_the_agents_failure(
     async with workspace(tmp_path, CALC, change, HIDDEN, sandbox=sandbox) as code:
         result = await evaluate("tests", code, **LISTED)  # no CheckFailedToRun raised
     assert not result.passed
-    assert "the runner wrote no JUnit XML (exit 127 (command not found?))" in result.reason
+    assert "the runner did not report its end (the tests' process ended before it) (exit 127 (" in (
+        result.reason
+    )
+
+
+ALL_PASS_JUNIT = (
+    "import os, posix\n"
+    "with open(os.environ['BENCHYARD_JUNIT_XML'], 'w') as out:\n"
+    '    out.write(\'<testsuite><testcase classname="tests.test_calc.TestCalc" '
+    'name="test_add"/></testsuite>\')\n'
+    "posix._exit(0)"
+)
+
+
+@pytest.mark.parametrize(
+    ("framework", "sandbox_name"),
+    [
+        ("unittest", "bwrap"),
+        ("unittest", "docker"),
+        ("pytest", "docker"),
+    ],  # host python3: no pytest
+)
+async def test_an_all_pass_junit_file_and_an_early_exit_fail_and_are_flagged(
+    tmp_path: Path, framework: str, sandbox_name: str
+) -> None:
+    """The patched module writes a passing JUnit file where the runner writes its own, then ends
+    the process with status 0 before any test ran: the runner never reported its end."""
+    change = _wrong_calc(ALL_PASS_JUNIT)
+    sandbox = code_sandbox(sandbox_name)
+    async with workspace(tmp_path, CALC, change, HIDDEN, sandbox=sandbox) as code:
+        tests = await evaluate("tests", code, framework=framework, **LISTED)
+        noted = await evaluate("diff_quality", code)
+    assert not tests.passed
+    assert "tests did not run to the end: the runner did not report its end" in tests.reason
+    for result in (tests, noted):
+        assert "calc.py:2: reads benchyard's own environment" in result.reason
+        assert "calc.py:4: can end the process early (posix._exit(" in result.reason
+
+
+ALWAYS_EQUAL = (
+    "class Always:\n"
+    "    def __eq__(self, other):\n        return True\n"
+    "    __hash__ = object.__hash__\n"
+    "def add(a, b):\n    return Always()\n"
+)
+
+
+async def test_an_object_that_claims_to_equal_everything_fails_the_repository_tests(
+    tmp_path: Path, sandbox: Sandbox
+) -> None:
+    change = {"calc.py": ALWAYS_EQUAL}
+    nested = {  # inside a list too, and whichever side of assertEqual it is on
+        "tests/test_nested.py": (
+            "import unittest\n\nfrom calc import add\n\n\n"
+            "class TestNested(unittest.TestCase):\n"
+            "    def test_in_a_list(self):\n        self.assertEqual([1, 2], [1, add(1, 1)])\n"
+        ),
+    }
+    listed = {"fail_to_pass": [*LISTED["fail_to_pass"], "TestNested.test_in_a_list"]}
+    async with workspace(tmp_path, CALC, change, {**HIDDEN, **nested}, sandbox=sandbox) as code:
+        tests = await evaluate("tests", code, **listed)
+        noted = await evaluate("diff_quality", code)
+    assert not tests.passed
+    assert "not passing: tests/test_calc.py::TestCalc::test_add failed" in tests.reason
+    assert "TestNested.test_in_a_list failed" in tests.reason
+    assert (
+        "calc.py:2: defines equality or uses mock.ANY, which equals anything (def __eq__("
+        in noted.reason
+    )
+
+
+async def test_honest_equality_still_passes(tmp_path: Path, sandbox: Sandbox) -> None:
+    """A value of the repository's own with a real `__eq__`, and mock.ANY in the expected value."""
+    change = {
+        "calc.py": (
+            "class Money:\n    def __init__(self, cents):\n        self.cents = cents\n"
+            "    def __eq__(self, other):\n"
+            "        return isinstance(other, Money) and other.cents == self.cents\n"
+            "def add(a, b):\n    return Money(a + b)\n"
+        )
+    }
+    hidden = {
+        "tests/__init__.py": "",
+        "tests/test_calc.py": (
+            "import unittest\nfrom unittest import mock\n\nfrom calc import Money, add\n\n\n"
+            "class TestCalc(unittest.TestCase):\n"
+            "    def test_add(self):\n        self.assertEqual(add(1, 1), Money(2))\n"
+            "        self.assertEqual({'sum': add(1, 2).cents, 'id': 7}, {'sum': 3, 'id': mock.ANY})\n"
+        ),
+    }
+    async with workspace(tmp_path, CALC, change, hidden, sandbox=sandbox) as code:
+        tests = await evaluate("tests", code, **LISTED)
+    assert tests.passed, tests.reason
 
 
 @contextlib.contextmanager

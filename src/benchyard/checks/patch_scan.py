@@ -2,9 +2,10 @@
 
 Repository tests run the patched code in their own process, so that code can make them report a
 pass they did not earn: replace `unittest.TestCase.run`, install a tracing hook, rewrite
-`sys.modules` or `builtins`, exit early with status 0, add a `pytest.py` or a `sitecustomize.py`
-that Python picks up first. This module reads the added lines of the git unified diff, file by
-file, and says which of them do such things (file:line in the new file, and why).
+`sys.modules` or `builtins`, exit early with status 0 (`os._exit`, `posix._exit`), write a JUnit
+file or to the runner's descriptors, return an object whose `__eq__` always says yes, add a
+`pytest.py` or a `sitecustomize.py` that Python picks up first. This module reads the added lines
+of the git unified diff, file by file, and says which of them do such things (file:line in the new file, and why).
 
 It is a heuristic: it catches the plain ways, and code written to hide its intent can get past it.
 A finding is a reason for a human to look (the report's `suspicious_patch` flag, read from the
@@ -82,13 +83,25 @@ RULES = (
     ),
     _rule(r"\batexit\b", "registers an exit hook", "code"),
     _rule(
-        r"\bos\._exit\s*\(|\bos\.kill\s*\(|\bsignal\.(?:signal|alarm|setitimer|pthread_kill)\s*\(",
+        r"\b(?:\w+\.)?_exit\s*\(|[\"']_exit[\"']|\bos\.kill\s*\("
+        r"|\bsignal\.(?:signal|alarm|setitimer|pthread_kill)\s*\(",
         "can end the process early",
         "code",
     ),
     _rule(
-        r"^(?:sys\.exit|exit|quit|os\._exit)\s*\(|^raise\s+SystemExit\b",
+        r"^(?:sys\.exit|exit|quit|(?:\w+\.)?_exit)\s*\(|^raise\s+SystemExit\b",
         "exits when imported",
+        "code",
+    ),
+    _rule(
+        r"(?i:junit)|/proc/self/fd|/dev/fd\b|/dev/std(?:out|err)\b"
+        r"|\bos\.(?:write|writev|fdopen|dup2?)\s*\(|\bopen\(\s*\d+\s*[,)]",
+        "writes test results or to a descriptor of the runner",
+        "code",
+    ),
+    _rule(
+        r"^\s*def\s+__(?:eq|ne)__\s*\(|\b__(?:eq|ne)__\s*=(?!=)|\bANY\b",
+        "defines equality or uses mock.ANY, which equals anything",
         "code",
     ),
     _rule(

@@ -1,8 +1,11 @@
-"""Reading a test run's results: JUnit XML (pytest, unittest, most runners), or the summary line a
-runner prints (`3 passed, 1 failed in 0.2s`, unittest's `Ran 4 tests` + `FAILED (failures=1)`)."""
+"""Reading a test run's results: the report of a bundled runner (checks/scripts/unittest_junit.py,
+pytest_junit.py), JUnit XML (a benchmark's own command: pytest, unittest, most runners), or the
+summary line a runner prints (`3 passed, 1 failed in 0.2s`, unittest's `Ran 4 tests` +
+`FAILED (failures=1)`)."""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ElementTree
 from dataclasses import dataclass
@@ -11,6 +14,8 @@ from pathlib import Path
 from benchyard.untrusted import UntrustedFileRefused, read_capped
 
 PASSED, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
+STATUSES = (PASSED, FAILED, ERROR, SKIPPED)
+RUNNER_REPORT = "runner's report"
 JUNIT_READ_CAP = 16 * 1024 * 1024
 _PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped)\b")
 _UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in ", re.MULTILINE)
@@ -65,6 +70,43 @@ def read_junit(path: Path) -> SuiteResult | None:
         cases,
         "JUnit XML",
     )
+
+
+def read_report(output: bytes) -> tuple[SuiteResult | None, str | None]:
+    """The results a bundled runner reported on its stdout (JSON lines: a `case` record per test,
+    then one `end` record with the counts), or None and why they are not to be believed: no end
+    record (the tests' process ended before the runner did), a record after it, a line that is no
+    record, or counts that do not match the cases."""
+    cases: list[CaseResult] = []
+    end: dict[str, object] | None = None
+    for line in output.splitlines():
+        if not line.strip():
+            continue
+        record = _record(line)
+        if record is None or end is not None:
+            return None, "the runner's report was written to by something else"
+        if record.get("end") is True:
+            end = record
+        elif isinstance(record.get("case"), str) and record.get("status") in STATUSES:
+            cases.append(CaseResult(str(record["case"]), str(record["status"])))
+        else:
+            return None, "the runner's report was written to by something else"
+    if end is None:
+        return None, "the runner did not report its end (the tests' process ended before it)"
+    statuses = [case.status for case in cases]
+    counts = [statuses.count(status) for status in STATUSES]
+    if [end.get(status) for status in STATUSES] != counts or end.get("cases") != len(cases):
+        return None, "the runner's end record does not match the tests it reported"
+    passed, failed, errors, skipped = counts
+    return SuiteResult(passed, failed, errors, skipped, tuple(cases), RUNNER_REPORT), None
+
+
+def _record(line: bytes) -> dict[str, object] | None:
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
 
 
 def _case(element: ElementTree.Element) -> CaseResult:

@@ -4,10 +4,13 @@ The reason keeps the three stages apart: was the agent's patch applied, did the 
 what they reported), and how that was graded against the FAIL_TO_PASS / PASS_TO_PASS lists.
 
 Repository tests run the patched code in their own process, so that code can tamper with the
-results (a patched `unittest.TestCase.run`); what the patch does to the test machinery is scanned
-(patch_scan.py) and noted in the reason, which the report turns into a `suspicious_patch` flag.
-Whatever the tests' process does, an exit status included, is the agent's outcome: only the
-bundled runners' own word (code_support.run_script) makes a run an infrastructure error.
+results (a patched `unittest.TestCase.run`, a JUnit file written before an early exit); what the
+patch does to the test machinery is scanned (patch_scan.py) and noted in the reason, which the
+report turns into a `suspicious_patch` flag. The bundled runners' results are read from their
+report on stdout (testrun.read_report), a descriptor they keep from before the repository's code
+is imported; the JUnit file they also write is never read, and a report without its end record
+is a failure. Whatever the tests' process does, an exit status included, is the agent's outcome:
+only the bundled runners' own word (code_support.run_script) makes a run an infrastructure error.
 """
 
 from __future__ import annotations
@@ -25,7 +28,14 @@ from benchyard.checks.base import (
 from benchyard.checks.code_support import exit_text, run_model_code, run_script, tail, workspace
 from benchyard.checks.patch_scan import scan_patch, suspicious_note
 from benchyard.checks.registry import check
-from benchyard.checks.testrun import PASSED, SuiteResult, matching, read_junit, read_summary
+from benchyard.checks.testrun import (
+    PASSED,
+    SuiteResult,
+    matching,
+    read_junit,
+    read_report,
+    read_summary,
+)
 from benchyard.sandbox.process import ProcessOutcome
 from benchyard.untrusted import UntrustedFileRefused
 
@@ -70,20 +80,23 @@ async def tests_check(params: TestsParams, evidence: Evidence) -> CheckResult:
             False, f"{applied}; tests did not finish: timed out after {params.timeout_sec:g}s{note}"
         )
     ended = exit_text(outcome.returncode)
-    output_tail = tail(outcome.stderr or outcome.stdout)
+    output_tail = tail(
+        outcome.stderr if params.command is None else outcome.stderr or outcome.stdout
+    )
     ended_with = f"{ended}): {output_tail}" if output_tail else f"{ended})"
+    if params.command is None:
+        reported, problem = read_report(outcome.stdout)
+        if reported is None:
+            return CheckResult.of(
+                False, f"{applied}; tests did not run to the end: {problem} ({ended_with}{note}"
+            )
+        return _graded(params, applied, reported, outcome.returncode, note)
     try:
         results = read_junit(code.io_dir / JUNIT_FILE)
     except UntrustedFileRefused as error:
         return CheckResult.of(
             False,
             f"{applied}; test results refused: {JUNIT_FILE} is {error.strerror} ({ended}){note}",
-        )
-    if results is None and params.command is None:  # the built-in runners always write it
-        return CheckResult.of(
-            False,
-            f"{applied}; tests did not run to the end: the runner wrote no JUnit XML "
-            f"({ended_with}{note}",
         )
     output = (outcome.stdout + b"\n" + outcome.stderr).decode("utf-8", errors="replace")
     results = results or read_summary(output)
@@ -93,8 +106,14 @@ async def tests_check(params: TestsParams, evidence: Evidence) -> CheckResult:
             f"{applied}; tests did not run: no JUnit XML and no result line in the output "
             f"({ended_with}{note}",
         )
-    ran = f"tests ran: {results.describe()} ({results.source}, exit {outcome.returncode})"
-    passed, score, graded = _grade(params, results, outcome.returncode)
+    return _graded(params, applied, results, outcome.returncode, note)
+
+
+def _graded(
+    params: TestsParams, applied: str, results: SuiteResult, returncode: int | None, note: str
+) -> CheckResult:
+    ran = f"tests ran: {results.describe()} ({results.source}, exit {returncode})"
+    passed, score, graded = _grade(params, results, returncode)
     return CheckResult(passed, score, f"{applied}; {ran}; graded: {graded}{note}")
 
 

@@ -40,7 +40,7 @@ async def test_fail_to_pass_and_pass_to_pass_pass_on_the_fix(tmp_path: Path) -> 
         result = await evaluate("tests", code, **LISTS)
     assert result.passed and result.score == 1.0
     assert result.reason == (
-        "patch applied (1 file); tests ran: 2 passed, 0 failed, 0 errors (JUnit XML, exit 0); "
+        "patch applied (1 file); tests ran: 2 passed, 0 failed, 0 errors (runner's report, exit 0); "
         "graded: passed: FAIL_TO_PASS 1/1 pass, PASS_TO_PASS 1/1 pass"
     )
 
@@ -109,14 +109,14 @@ async def test_a_command_not_found_fails_with_a_hint_since_the_code_can_exit_127
     )
 
 
-async def test_the_built_in_runner_must_write_its_results(tmp_path: Path) -> None:
+async def test_the_built_in_runner_must_report_its_end(tmp_path: Path) -> None:
     quits = {"tests/test_quit.py": "import os\nprint('=== 9 passed in 0.1s ===')\nos._exit(0)\n"}
     async with workspace(tmp_path, {**CODE, **VISIBLE}, quits) as code:
         result = await evaluate("tests", code)
     assert not result.passed
     assert result.reason == (
-        "patch applied (1 file); tests did not run to the end: the runner wrote no JUnit XML "
-        "(exit 0)"
+        "patch applied (1 file); tests did not run to the end: the runner did not report its end "
+        "(the tests' process ended before it) (exit 0)"
     )
 
 
@@ -138,7 +138,7 @@ async def test_pytest_runs_the_real_pytest_or_says_it_is_missing(
             return
         result = await evaluate("tests", code, framework="pytest")
     assert result.passed, result.reason
-    assert "tests ran: 1 passed, 0 failed, 0 errors (JUnit XML, exit 0)" in result.reason
+    assert "tests ran: 1 passed, 0 failed, 0 errors (runner's report, exit 0)" in result.reason
 
 
 async def test_no_results_means_the_tests_did_not_run(tmp_path: Path) -> None:
