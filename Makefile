@@ -76,6 +76,7 @@ bench: setup
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/storage.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/pilot.py
 
 clean:
 	rm -rf $(VENV) $(LLM_VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache

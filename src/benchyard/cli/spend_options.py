@@ -20,8 +20,8 @@ PilotOption = Annotated[
     typer.Option(
         "--pilot",
         min=1,
-        help="Run N attempts (a random sample) first, then forecast the whole run's cost and "
-        "time with a 95% interval, then go on.",
+        help="Run N attempts (a random sample stratified by category and app) first, then "
+        "forecast the whole run's cost and time with a 95% interval, then go on.",
     ),
 ]
 PilotOnlyOption = Annotated[
@@ -67,16 +67,30 @@ def spend_gate(
             "--pilot and --budget apply to a run executed here, not to a queued one",
             param_hint="--enqueue",
         )
-    from benchyard.runner.spend import SpendGate, pilot_order
+    from benchyard.runner.spend import SpendGate, pilot_order, scenario_stratum
 
+    strata: dict[str, str] = {}
+    population: dict[str, int] = {}
+    for planned in plan:  # PlannedAttempt: its scenario's stratum (category, app)
+        scenario = getattr(planned, "scenario", None)
+        if scenario is not None:
+            name = strata.setdefault(scenario.id, scenario_stratum(scenario))
+            population[name] = population.get(name, 0) + 1
     if pilot is not None:
-        plan = pilot_order(plan, pilot, pilot_seed)
+        plan = pilot_order(
+            plan,
+            pilot,
+            pilot_seed,
+            lambda item: strata.get(getattr(getattr(item, "scenario", None), "id", ""), ""),
+        )
     gate = SpendGate(
         planned=len(plan),
         concurrency=concurrency,
         budget_usd=budget,
         pilot=pilot,
         pilot_only=pilot_only,
+        strata=strata,
+        population=population if sum(population.values()) == len(plan) else {},
     )
 
     def tell(forecast: object) -> None:

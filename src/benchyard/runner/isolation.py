@@ -18,7 +18,7 @@ from benchyard.sandbox.limits import (
     ResourceLimits,
     SandboxRequest,
 )
-from benchyard.sandbox.registry import SandboxOptions, build_sandbox
+from benchyard.sandbox.registry import SandboxOptions, build_sandbox, why_no_default_sandbox
 from benchyard.store.engine import DEFAULT_DB_DIR
 
 if TYPE_CHECKING:
@@ -89,6 +89,12 @@ def refuse_unsandboxed(
     if settings.sandbox != "none" or settings.allow_unsandboxed:
         return
     what = unsandboxed_work(benchmark, agent, scenarios)
+    missing = why_no_default_sandbox()
+    if what and missing:
+        raise UnsandboxedRefused(
+            f"refusing to run {what} on this host without a sandbox: {missing}; or choose "
+            "--sandbox docker, or pass --allow-unsandboxed to run it unconfined"
+        )
     if what:
         raise UnsandboxedRefused(
             f"refusing to run {what} on this host without a sandbox (--sandbox none); choose "

@@ -265,8 +265,9 @@ def _validate(
 
 
 def resolve_benchmark_path(reference: str | Path) -> Path:
-    """A directory, its benchmark.yaml, or the name of a built-in benchmark."""
-    from benchyard.spec.library import builtin_benchmarks
+    """A directory, its benchmark.yaml, the name of a built-in benchmark, or the name (or directory
+    name) of one of the benchmarks under the current directory, as `benchyard benchmarks` lists."""
+    from benchyard.spec.library import builtin_benchmarks, local_benchmarks_named
     from benchyard.spec.problems import BenchmarkNotFound
 
     path = Path(reference)
@@ -277,11 +278,18 @@ def resolve_benchmark_path(reference: str | Path) -> Path:
     builtins = builtin_benchmarks()
     if str(reference) in builtins:
         return builtins[str(reference)]
+    named = local_benchmarks_named(str(reference), Path.cwd()) if path.name == str(path) else []
+    if len(named) == 1:
+        return named[0]
+    if named:
+        shown = ", ".join(str(found.relative_to(Path.cwd().resolve())) for found in named)
+        raise BenchmarkNotFound(f"'{reference}' names several benchmarks here: give one of {shown}")
     hint = difflib.get_close_matches(str(reference), list(builtins), n=1)
     suggestion = f" (did you mean '{hint[0]}'?)" if hint else ""
     raise BenchmarkNotFound(
         f"no benchmark at '{reference}'{suggestion}: give a directory holding {MANIFEST}, "
-        f"or a built-in name ({', '.join(sorted(builtins))})"
+        f"a built-in name ({', '.join(sorted(builtins))}), or the name of one that "
+        "`benchyard benchmarks` lists here"
     )
 
 

@@ -16,9 +16,17 @@ from tests.support import Cli, scenario, write_benchmark
 USD_PER_TOKEN = 1.0 / 1_000_000  # agent-model's input price in write_project
 
 
-def priced_benchmark(root: Path, costs: list[float]) -> tuple[Path, dict[str, object]]:
-    """One scenario per cost; the fake model's reply to it is right and costs exactly that."""
-    scenarios = [scenario(f"s{index:02d}", f"w{index:02d}") for index in range(len(costs))]
+def priced_benchmark(
+    root: Path, costs: list[float], categories: list[str] | None = None
+) -> tuple[Path, dict[str, object]]:
+    """One scenario per cost (in `categories`, else all `general`); the fake model's reply to it
+    is right and costs exactly that."""
+    scenarios = [
+        scenario(f"s{index:02d}", f"w{index:02d}", category=(categories or [])[index])
+        if categories
+        else scenario(f"s{index:02d}", f"w{index:02d}")
+        for index in range(len(costs))
+    ]
     replies = [
         {
             "match": f"say w{index:02d}",
@@ -122,3 +130,32 @@ def test_pilot_and_budget_refuse_a_queued_run(
     result = cli("run", str(bench), "--agent", "model", "--budget", "1", "--enqueue")
     assert result.exit_code == 2
     assert "not to a queued one" in result.output
+
+
+def test_the_pilot_samples_every_category_and_its_interval_is_honest(
+    tmp_path: Path, cli: Cli, store: Store, fake_llm: StartFake
+) -> None:
+    """Issue 22, item 9: 18 cheap attempts of one category at one price, 3 dearer and 3 dearest in
+    two others. A simple random pilot of 6 (seed 0) drew only cheap ones and forecast $0.24 with
+    a zero-width interval against $1.38 spent; the stratified pilot draws from every category and
+    its interval holds the real cost, with a width."""
+    costs = [0.01] * 18 + [0.10] * 3 + [0.30] * 3
+    categories = ["easy"] * 18 + ["hard"] * 3 + ["long"] * 3
+    bench, script = priced_benchmark(tmp_path / "bench", costs, categories)
+    write_project(cli.cwd, fake_llm(script).url)
+    out = tmp_path / "forecast.json"
+    result = cli(
+        "run", str(bench), "--agent", "model", "--pilot", "6", "--forecast-out", str(out), "-q"
+    )
+    assert result.exit_code == 0, result.output
+    assert "pilot: 6 of 24 attempts (drawn from 3 strata) cost" in result.output
+    forecast = json.loads(out.read_text(encoding="utf-8"))
+    run = store.resolve_run("latest")
+    pilot = sorted(store.attempts(run.id), key=lambda a: a.started_at)[:6]
+    assert {a.category for a in pilot} == {"easy", "hard", "long"}
+    real = sum(a.cost_usd or 0 for a in store.attempts(run.id))
+    assert abs(real - sum(costs)) < 1e-9
+    low, high = forecast["cost_usd"]["low"], forecast["cost_usd"]["high"]
+    assert low is not None and high is not None
+    assert low <= real <= high and high > low, (low, real, high)
+    assert forecast["strata"] == 3
