@@ -47,3 +47,5 @@ def gc(
         f"({outcome.stored_bytes:,} bytes stored); verdicts, scores, checks and answers kept"
         + ("; store compacted" if outcome.vacuumed else "")
     )
+    if dry_run and outcome.runs:
+        typer.echo("runs: " + " ".join(outcome.runs))

@@ -51,6 +51,16 @@ def default_sandbox_name() -> str:
     return "bwrap" if sys.platform == "linux" and shutil.which("bwrap") else "none"
 
 
+def why_no_default_sandbox() -> str | None:
+    """Why the default sandbox is `none` on this machine, when bubblewrap is what is missing."""
+    if sys.platform != "linux" or shutil.which("bwrap"):
+        return None
+    return (
+        "bubblewrap, the default sandbox, is not installed "
+        "(`apt-get install bubblewrap`, `dnf install bubblewrap`)"
+    )
+
+
 def sandbox_names() -> list[str]:
     return sorted(
         {*BUILTIN_SANDBOXES, *(entry.name for entry in entry_points(group=ENTRY_POINT_GROUP))}

@@ -37,3 +37,20 @@ def local_benchmarks(start: Path, max_depth: int = 4) -> list[Path]:
         if "benchmark.yaml" in files and not Path(directory).is_relative_to(LIBRARY_ROOT):
             found.append(Path(directory))
     return found
+
+
+def local_benchmarks_named(name: str, start: Path) -> list[Path]:
+    """The local benchmarks under `start` (as `benchyard benchmarks` lists them) that `name`
+    names: by their directory's name or the name their benchmark.yaml declares."""
+    return [path for path in local_benchmarks(start) if name in (path.name, _declared_name(path))]
+
+
+def _declared_name(directory: Path) -> str | None:
+    import yaml
+
+    try:
+        manifest = yaml.safe_load((directory / "benchmark.yaml").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        return None  # `validate` says what is wrong with it
+    name = manifest.get("name") if isinstance(manifest, dict) else None
+    return name if isinstance(name, str) else None

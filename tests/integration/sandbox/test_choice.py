@@ -86,8 +86,9 @@ def test_without_bubblewrap_the_default_is_none_and_refused(
     monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap to be found
     asked = cli("run", str(bench), "--agent-cmd", "echo x", "--sandbox", "bwrap", "-q")
     _one_line_error(asked, "bubblewrap is not installed (apt-get install bubblewrap)")
-    default = cli("run", str(bench), "--agent-cmd", "echo x", "-q")
-    _one_line_error(default, "without a sandbox (--sandbox none)")
+    default = cli("run", str(bench), "--agent-cmd", "echo x", "-q")  # never typed --sandbox none
+    _one_line_error(default, "without a sandbox: bubblewrap, the default sandbox, is not installed")
+    assert "apt-get install bubblewrap" in default.output
     assert store.list_runs() == []
 
 

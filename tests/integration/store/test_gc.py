@@ -95,6 +95,7 @@ def test_the_gc_command_says_what_it_dropped(store: Store, cli: Cli) -> None:
     dry = cli("gc", "--older-than", "30", "--dry-run")
     assert dry.exit_code == 0, dry.output
     assert "would drop the outputs, trajectories and patches of 1 try in 1 run" in dry.output
+    assert "runs: old\n" in dry.output  # which runs, by id
     assert _evidence(store, "old")[0] is not None
 
     done = cli("gc", "--older-than", "30")

@@ -437,8 +437,23 @@ def test_an_unknown_name_suggests_the_closest_builtin() -> None:
         load_benchmark("startr")
     assert str(raised.value) == (
         "no benchmark at 'startr' (did you mean 'starter'?): give a directory holding "
-        "benchmark.yaml, or a built-in name (hard, sre-starter, starter)"
+        "benchmark.yaml, a built-in name (hard, sre-starter, starter), or the name of one that "
+        "`benchyard benchmarks` lists here"
     )
+
+
+def test_a_benchmark_listed_here_resolves_by_its_name_or_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`benchyard benchmarks` lists benchmarks/mybench (named `mine`): `run mybench` and `run
+    mine` find it; a name two of them answer to is refused, naming both."""
+    root = write_benchmark(tmp_path / "benchmarks" / "mybench", [scenario("s1", "ok")], name="mine")
+    monkeypatch.chdir(tmp_path)
+    assert resolve_benchmark_path("mybench") == root.resolve()
+    assert resolve_benchmark_path("mine") == root.resolve()
+    write_benchmark(tmp_path / "other" / "mybench", [scenario("s1", "ok")])
+    with pytest.raises(BenchmarkNotFound, match="names several benchmarks here: give one of"):
+        resolve_benchmark_path("mybench")
 
 
 def test_an_unknown_name_far_from_every_builtin_has_no_suggestion(tmp_path: Path) -> None:
