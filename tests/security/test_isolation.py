@@ -15,9 +15,11 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import quote, urlsplit, urlunsplit
 
 import pytest
 
+from benchyard.runner.store_address import is_local_address
 from benchyard.store.records import AttemptRecord
 from benchyard.store.store import Store
 from tests.support import Cli, write_benchmark
@@ -257,7 +259,92 @@ def test_the_network_is_refused_where_it_would_reach_a_loopback_store(
     result = cli("run", str(bench), "--agent-cmd", agent, "--allow-network", "-q")
     assert result.exit_code == 2
     assert "refusing to give agents the network in the bwrap sandbox" in result.output
-    assert "store listens (127.0.0.1)" in result.output
+    assert "it listens on 127.0.0.1, an address of this host" in result.output
+
+
+def _socket_directory(url: str) -> str:
+    from sqlalchemy import create_engine, text
+
+    from benchyard.store.engine import with_driver
+
+    engine = create_engine(with_driver(url))
+    try:
+        with engine.connect() as connection:
+            shown = connection.execute(text("SHOW unix_socket_directories")).scalar_one()
+    finally:
+        engine.dispose()
+    return str(shown).split(",")[0].strip()
+
+
+def _store_url_named(url: str, form: str) -> str:
+    """The same store's URL, its server named another way."""
+    parts = urlsplit(url)
+    user, _, hostport = parts.netloc.rpartition("@")
+    host, _, port = hostport.partition(":")
+    if form == "own host name":
+        hostport = f"{socket.gethostname()}:{port or 5432}"
+    elif form == "capitals":
+        hostport = f"{host.replace('127.0.0.1', 'localhost').upper()}:{port or 5432}"
+    elif form == "socket parameter":
+        hostport = ""
+        query = f"host={_socket_directory(url)}&{parts.query}".rstrip("&")
+        return urlunsplit((parts.scheme, f"{user}@", parts.path, query, ""))
+    elif form == "socket as host":
+        hostport = quote(_socket_directory(url), safe="")
+    return urlunsplit((parts.scheme, f"{user}@{hostport}", parts.path, parts.query, ""))
+
+
+# How a URL may name this host's server; SQLAlchemy does not decode a socket directory given as
+# the host (libpq does), so the store itself cannot be opened that way.
+STORE_FORMS = ["own host name", "capitals", "socket parameter"]
+CLIENT_FORMS = [*STORE_FORMS, "socket as host"]
+
+
+@pytest.mark.parametrize("form", STORE_FORMS)
+def test_the_network_is_refused_whatever_the_store_s_url_calls_this_host(
+    form: str, project: Path, postgres_url: str
+) -> None:
+    # Before, the refusal read the URL's text: the host's own name (resolving to 127.0.0.1),
+    # LOCALHOST in capitals and a Unix-socket URL all got the network next to the store.
+    url = _store_url_named(postgres_url, form)
+    if form == "own host name" and not is_local_address(socket.gethostbyname(socket.gethostname())):
+        pytest.skip("this host's name does not resolve to one of its addresses")
+    cli = Cli(url, project)
+    bench = write_benchmark(
+        project / "bench",
+        [{"id": "a", "stimulus": "x", "checks": [{"type": "equals", "value": "x"}]}],
+    )
+    agent = _agent(project / "agent", "print('x')\n")
+    result = cli("run", str(bench), "--agent-cmd", agent, "--allow-network", "-q")
+    assert result.exit_code == 2, result.output
+    assert "refusing to give agents the network in the bwrap sandbox" in result.output
+    assert "the store is on this host" in result.output
+    store = Store.open(url)  # the same store, reached: nothing was recorded
+    try:
+        assert store.list_runs() == []
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("form", CLIENT_FORMS)
+def test_an_agent_is_never_given_the_store_s_url_under_another_name(
+    form: str, project: Path, postgres_url: str
+) -> None:
+    # Before, a variable was compared with the store's URL as text: the same server under
+    # another name reached the agent, which could then write its own verdicts.
+    url = _store_url_named(postgres_url, form)
+    bench = write_benchmark(
+        project / "bench",
+        [{"id": "a", "stimulus": "x", "checks": [{"type": "equals", "value": "x"}]}],
+    )
+    agent = _agent(project / "agent", "print('x')\n")
+    (project / "benchyard.yaml").write_text(
+        f"agents:\n  mine:\n    command: {agent}\n    env: {{DATABASE_URL: '{url}'}}\n",
+        encoding="utf-8",
+    )
+    result = Cli(postgres_url, project)("run", str(bench), "--agent", "mine", "-q")
+    assert result.exit_code == 2, result.output
+    assert "DATABASE_URL holds a URL of the store's server" in result.output
 
 
 @pytest.mark.parametrize("sandbox", SANDBOXES)

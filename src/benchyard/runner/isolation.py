@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchyard.errors import BenchyardError
+from benchyard.runner.store_address import store_endpoints, store_on_this_host
 from benchyard.sandbox.allowlist import HostPaths, host_paths
 from benchyard.sandbox.base import Sandbox
 from benchyard.sandbox.limits import (
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
     from benchyard.runner.execute import RunSettings
     from benchyard.spec.loader import Benchmark
     from benchyard.spec.models import Scenario
-
-
-LOOPBACK_HOSTS = frozenset({"localhost", "127.0.0.1", "::1", "[::1]", "0.0.0.0"})
 
 
 class UnsandboxedRefused(BenchyardError):
@@ -116,27 +114,14 @@ def refuse_store_on_shared_network(
     )
     if settings.sandbox != "bwrap" or not networked or not store_url:
         return
-    host = _store_host(store_url)
-    if host is not None and (host in LOOPBACK_HOSTS or host.startswith("127.")):
+    here = store_on_this_host(store_url)
+    if here is not None:
         raise UnsandboxedRefused(
             f"refusing to give agents the network in the bwrap sandbox: it shares this host's "
-            f"network, loopback included, where the store listens ({host}), so an agent could "
-            "write its own verdicts; choose --sandbox docker (its network does not reach the "
-            "host's loopback) or a store on another host that requires a password"
+            f"network, loopback included, and the store is on this host ({here}), so an agent "
+            "could write its own verdicts; choose --sandbox docker (its network does not reach "
+            "the host's loopback) or a store on another host that requires a password"
         )
-
-
-def _store_host(url: str) -> str | None:
-    """The host a server store listens on; None for SQLite or a local socket."""
-    if url.startswith("sqlite"):
-        return None
-    from sqlalchemy.engine import make_url
-    from sqlalchemy.exc import ArgumentError
-
-    try:
-        return make_url(url).host or None
-    except ArgumentError:
-        return None
 
 
 def refuse_store_url(agent: Agent, store_url: str | None) -> None:
@@ -145,9 +130,29 @@ def refuse_store_url(agent: Agent, store_url: str | None) -> None:
     from benchyard.agents.registry import AgentConfigError
 
     if isinstance(agent, CommandAgent):
-        problem = agent.config.store_url_problem([store_url, os.environ.get(STORE_VARIABLE)])
+        stores = [store_url, os.environ.get(STORE_VARIABLE)]
+        problem = agent.config.store_url_problem(stores) or _store_in_variables(agent, stores)
         if problem:
             raise AgentConfigError(f"agent '{agent.name}': {problem}")
+
+
+def _store_in_variables(agent: Agent, store_urls: Sequence[str | None]) -> str | None:
+    """What is wrong when a variable the agent is given holds a URL of the store's server under
+    another name (another spelling of its host, an address it resolves to, its socket)."""
+    config = getattr(agent, "config", None)
+    given = {
+        **{name: os.environ.get(name, "") for name in getattr(config, "pass_env", ())},
+        **getattr(config, "env", {}),
+    }
+    stores = [store_endpoints(url) for url in store_urls if url and not url.startswith("sqlite")]
+    for name, value in given.items():
+        for word in value.split():
+            if "://" in word and any(store.meets(store_endpoints(word)) for store in stores):
+                return (
+                    f"{name} holds a URL of the store's server, which is never given to an "
+                    "agent: with it, an agent could rewrite its own verdicts"
+                )
+    return None
 
 
 def unsandboxed_work(
@@ -184,9 +189,11 @@ def sealed_paths(
 
 
 def store_files(url: str | None) -> tuple[Path, ...]:
-    """A SQLite store's files (its directory when it is benchyard's own `.benchyard`); none for a
-    server's store."""
-    if not url or not url.startswith("sqlite"):
+    """A SQLite store's files (its directory when it is benchyard's own `.benchyard`); a server's
+    Unix sockets (their directories), never to be shown."""
+    if url and not url.startswith("sqlite"):
+        return store_endpoints(url).sockets
+    if not url:
         return ()
     from sqlalchemy.engine import make_url
 
