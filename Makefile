@@ -77,6 +77,7 @@ bench: setup
 	$(BIN)/python bench/storage.py
 	$(BIN)/python bench/compare.py
 	$(BIN)/python bench/pilot.py
+	$(BIN)/python bench/soak.py
 
 clean:
 	rm -rf $(VENV) $(LLM_VENV) .benchyard .pytest_cache .mypy_cache .ruff_cache
