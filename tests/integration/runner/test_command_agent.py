@@ -119,11 +119,13 @@ def test_a_missing_command_is_a_counted_failure_after_its_retries(
     tmp_path: Path, cli: Cli, store: Store
 ) -> None:
     # exit 127 is the agent's own exit status: a claim benchyard cannot tell from a real fault
+    # (`exec` hides the missing program from the preflight, which refuses a bare one: exit 2)
     bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
-    command = "no-such-agent-binary-xyz"
-    cli(
+    command = "exec no-such-agent-binary-xyz"
+    ran = cli(
         "run", str(bench), "--agent-cmd", command, "--retries", "1", "--retry-backoff", "0.01", "-q"
     )
+    assert ran.exit_code == 3  # no attempt started (docs/exit-codes.md)
     tries = store.attempts(store.resolve_run("latest").id, include_superseded=True)
     assert [t.verdict for t in sorted(tries, key=lambda t: t.try_number)] == ["error", "failed"]
     final = max(tries, key=lambda t: t.try_number)
