@@ -444,7 +444,8 @@ def test_runs_show_and_benchmarks_answer_json(tmp_path: Path, cli: Cli) -> None:
     one = json.loads(cli("show", "latest", "b", "--format", "json").stdout)
     (attempt,) = one["attempts"]
     assert attempt["verdict"] == "failed" and attempt["checks"][0]["type"] == "equals"
-    assert attempt["answer"] == "x" and [e["role"] for e in attempt["trajectory"]] == [
+    # the answer as the agent gave it (echo's newline included): checks trim it if they need to
+    assert attempt["answer"] == "x\n" and [e["role"] for e in attempt["trajectory"]] == [
         "user",
         "assistant",
     ]
