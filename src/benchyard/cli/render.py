@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 PIPED_WIDTH = 160
 PATCH_SHOWN_CHARS = 20_000
+SHOWN_ATTEMPTS = 200  # tries `show` prints in its table; `--format json` has them all
 VERDICT_STYLES = {"passed": "green", "failed": "red", "timeout": "yellow", "error": "magenta"}
 
 
@@ -175,7 +176,8 @@ def print_run(store: Store, run: RunRecord) -> None:
     columns = ("scenario", "epoch", "try", "verdict", "kind", "score", "turns", "sec", "node")
     for column in (*columns, "cause"):
         table.add_column(column, overflow="fold")
-    for attempt in store.attempts(run.id, include_superseded=True):
+    shown = store.attempts(run.id, include_superseded=True, limit=SHOWN_ATTEMPTS + 1)
+    for attempt in shown[:SHOWN_ATTEMPTS]:
         table.add_row(
             Text(attempt.scenario_id),
             str(attempt.epoch),
@@ -189,6 +191,16 @@ def print_run(store: Store, run: RunRecord) -> None:
             Text(shorten(attempt.cause or "", 100)),
         )
     console.print(table)
+    if len(shown) > SHOWN_ATTEMPTS:
+        total = store.count_attempts(run.id, include_superseded=True)
+        console.print(
+            Text(
+                f"the first {SHOWN_ATTEMPTS} of {total} tries, by scenario; all of them: "
+                f"`benchyard show {run.id[:8]} --format json`; one scenario's: "
+                f"`benchyard show {run.id[:8]} SCENARIO`; the figures: `benchyard report "
+                f"{run.id[:8]}`"
+            )
+        )
 
 
 def _print_run_history(console: Console, store: Store, run: RunRecord) -> None:

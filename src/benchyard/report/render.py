@@ -11,6 +11,7 @@ if TYPE_CHECKING:  # the helpers (plural, shorten, ...) load neither the models 
     from benchyard.report.model import CategoryCounts, RunReport
 
 CAUSE_CHARS = 240
+SHOWN_FAILURES = 100  # failures a terminal table lists; Markdown and JSON list every one
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -338,7 +339,7 @@ def to_rich(report: RunReport) -> list[RenderableType]:
         failures = Table(title=f"failures ({len(report.failures)})", title_justify="left")
         for column in ("scenario", "epoch", "verdict", "cause"):
             failures.add_column(column, overflow="fold")
-        for failure in report.failures:
+        for failure in report.failures[:SHOWN_FAILURES]:
             failures.add_row(
                 Text(failure.scenario_id),
                 str(failure.epoch),
@@ -346,6 +347,13 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 Text(shorten(failure.cause)),
             )
         renderables.append(failures)
+        if len(report.failures) > SHOWN_FAILURES:
+            renderables.append(
+                Text(
+                    f"the first {SHOWN_FAILURES} of {len(report.failures)} failures; every one, "
+                    "with its cause: --format md or --format json"
+                )
+            )
     return renderables + _rich_review(report)
 
 

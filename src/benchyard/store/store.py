@@ -155,8 +155,10 @@ class Store:
         include_superseded: bool = False,
         with_evidence: bool = False,
         scenario_id: str | None = None,
+        limit: int | None = None,
     ) -> list[AttemptRecord]:
-        """Attempts of a run; `with_evidence` also loads each trajectory and patch (large)."""
+        """Attempts of a run (the first `limit` of them, when given); `with_evidence` also loads
+        each trajectory and patch (large)."""
         columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS] + [attempts.c.outputs]
         if with_evidence:
             columns += [attempts.c.trajectory, attempts.c.patch]
@@ -167,9 +169,20 @@ class Store:
             query = query.where(attempts.c.scenario_id == scenario_id)
         query = query.order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
         with self.engine.connect() as connection:
-            rows = connection.execute(query).all()
-            checks = self._checks_for(connection, run_id)
+            if limit is not None:
+                rows = connection.execute(query.limit(limit)).all()
+                checks = _checks_of(connection, [row.id for row in rows])
+            else:
+                rows = connection.execute(query).all()
+                checks = self._checks_for(connection, run_id)
         return [attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
+
+    def count_attempts(self, run_id: str, *, include_superseded: bool = False) -> int:
+        query = select(func.count()).select_from(attempts).where(attempts.c.run_id == run_id)
+        if not include_superseded:
+            query = query.where(attempts.c.superseded.is_(False))
+        with self.engine.connect() as connection:
+            return int(connection.execute(query).scalar_one())
 
     def stream_attempts(self, run_id: str) -> Iterator[AttemptRecord]:
         """The final attempts of a run with their checks, ordered by scenario and epoch, read
