@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -352,3 +353,46 @@ def _set_provider(cli: Cli, **settings: Any) -> None:
     config = yaml.safe_load(path.read_text())
     config["providers"]["fake"].update(settings)
     path.write_text(yaml.safe_dump(config))
+
+
+# ---- a workdir in RAM is memory --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_files_left_in_a_ram_workdir_across_turns_count_against_the_memory_limit(
+    sandbox: str, tmp_path: Path, db_url: str
+) -> None:
+    # Before: each turn got a fresh 64 MB limit, and what it wrote to the workdir on /dev/shm
+    # stayed there, charged to no one: 5 turns of 20 MB held 100 MB for a 64 MB attempt.
+    work_root = Path("/dev/shm")
+    if not work_root.is_dir() or not os.access(work_root, os.W_OK):
+        pytest.skip("no writable /dev/shm")
+    turns = [f"turn {n}" for n in range(1, 6)]
+    bench = write_benchmark(
+        tmp_path / "bench",
+        [
+            {
+                "id": "hoard",
+                "stimulus": {"turns": turns},
+                "checks": [{"type": "contains", "value": "kept"}],
+                "limits": {"memory_mb": 64},
+            }
+        ],
+    )
+    agent = (
+        'head -c 20971520 /dev/zero > "hoard-$BENCHYARD_TURN"; '
+        'du -sm . | cut -f1; echo kept > "$BENCHYARD_OUTPUT_FILE"'
+    )
+    result = Cli(db_url, tmp_path)(
+        "run", str(bench), "--agent-cmd", agent, "--sandbox", sandbox, "--work-root", str(work_root)
+    )
+    assert result.exit_code in (0, 1), result.output
+    store = Store.open(db_url)
+    try:
+        [attempt] = store.attempts(store.resolve_run("latest").id, with_evidence=True)
+    finally:
+        store.close()
+    assert attempt.verdict == "failed"  # counted against the agent
+    assert attempt.failure_kind == "resource_limit"
+    assert "memory limit of 64 MB" in (attempt.cause or "")
+    assert "files in RAM" in (attempt.cause or "")

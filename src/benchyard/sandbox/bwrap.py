@@ -18,7 +18,8 @@ What the command sees and may do:
   user namespace of its own (uid 1000 inside, benchyard's uid outside), without capabilities and
   without further user namespaces;
 - limits: memory and process count in a cgroup of its own (binding root too), else RLIMIT_AS and
-  RLIMIT_NPROC; CPU time per process with RLIMIT_CPU; output capped by the reader; the wall-clock
+  RLIMIT_NPROC; the files the workdir and io dir already hold in RAM are taken from the memory
+  limit (sandbox/workdir_memory.py); CPU time per process with RLIMIT_CPU; output capped by the reader; the wall-clock
   deadline kills bwrap, whose death takes the whole pid namespace with it.
 
 A command that bwrap could not start (a bad mount, no user namespaces) is told apart from one that
@@ -49,8 +50,9 @@ from benchyard.sandbox.hostview import (
     system_view_args,
 )
 from benchyard.sandbox.identity import SandboxUser, sandbox_user
-from benchyard.sandbox.limits import SandboxRequest, ulimit_lines
+from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, ulimit_lines
 from benchyard.sandbox.process import ProcessOutcome, run_command
+from benchyard.sandbox.workdir_memory import describe_hit, limits_left
 
 SANDBOX_UID = 1000  # the sandbox user's uid inside its user namespace (benchyard not root)
 # Private, writable by the sandbox user; /var/tmp links to /tmp.
@@ -139,7 +141,8 @@ class BubblewrapSandbox:
         timeout_sec: float,
         output_cap_bytes: int,
     ) -> ProcessOutcome:
-        cgroup = await self._new_cgroup()
+        limits, held_mb = limits_left(self.request.limits, workdir, io_dir)
+        cgroup = await self._new_cgroup(limits)
         ready_read, ready_write = os.pipe()
         try:
             command = [
@@ -168,16 +171,16 @@ class BubblewrapSandbox:
                 FailureKind.SANDBOX_START,
                 f"bwrap could not start the sandbox: {tail or 'no reason given'}",
             )
-        outcome.limit_hit = limit_hit
+        outcome.limit_hit = describe_hit(limit_hit, self.request.limits, held_mb)
         return outcome
 
-    async def _new_cgroup(self) -> Cgroup | None:
+    async def _new_cgroup(self, limits: ResourceLimits) -> Cgroup | None:
         """The command's cgroup, made in a worker thread: mkdir in a cgroup hierarchy waits on a
         kernel lock that every sandbox starting or ending takes, and would stall the loop."""
         if self.cgroups is None:
             return None
         making = asyncio.ensure_future(
-            asyncio.to_thread(self.cgroups.create, self.request.limits, BWRAP_PROCESSES)
+            asyncio.to_thread(self.cgroups.create, limits, BWRAP_PROCESSES)
         )
         try:
             return await asyncio.shield(making)

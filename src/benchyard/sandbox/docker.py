@@ -33,8 +33,9 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.sandbox.allowlist import HostPaths
 from benchyard.sandbox.base import SYSTEM_PATH, SandboxUnavailable, installed
 from benchyard.sandbox.identity import SandboxUser, sandbox_user
-from benchyard.sandbox.limits import SandboxRequest
+from benchyard.sandbox.limits import ResourceLimits, SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome, run_command
+from benchyard.sandbox.workdir_memory import describe_hit, limits_left
 
 if TYPE_CHECKING:
     import httpx
@@ -122,7 +123,8 @@ class DockerSandbox:
         output_cap_bytes: int,
     ) -> ProcessOutcome:
         container = f"benchyard-{uuid.uuid4().hex[:16]}"
-        command = [*self._run_args(container, workdir, io_dir, env), *argv]
+        limits, held_mb = limits_left(self.request.limits, workdir, io_dir)
+        command = [*self._run_args(container, workdir, io_dir, env, limits), *argv]
         try:
             outcome = await run_command(
                 command,
@@ -141,13 +143,19 @@ class DockerSandbox:
                 f"docker could not start the container: {reason or 'no reason given'}",
             )
         if state.oom_killed:
-            outcome.limit_hit = self.request.limits.describe_memory()
+            outcome.limit_hit = describe_hit(limits.describe_memory(), self.request.limits, held_mb)
         return outcome
 
     def _run_args(
-        self, container: str, workdir: Path, io_dir: Path, env: dict[str, str]
+        self,
+        container: str,
+        workdir: Path,
+        io_dir: Path,
+        env: dict[str, str],
+        limits: ResourceLimits,
     ) -> list[str]:
-        limits = self.request.limits
+        """`docker run` arguments; `limits` are the request's, less what the workdir holds in RAM
+        (sandbox/workdir_memory.py)."""
         memory = f"{limits.memory_mb}m"
         args = [self.executable, "run", "--name", container, "--hostname", "sandbox"]
         args += ["--label", f"{LABEL}=1", "--label", f"{OWNER_LABEL}={self.owner}"]
