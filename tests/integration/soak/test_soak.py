@@ -1,5 +1,5 @@
 """Soak (issue 20): 200 short runs of tool-server, coding and plain-answer scenarios in the bwrap
-sandbox, at concurrencies from 1 to 16, six runs at once, while agents and sandboxes are killed
+sandbox, at concurrencies from 1 to 16, eight runs at once, while agents and sandboxes are killed
 (SIGKILL) and stopped (SIGSTOP, and left stopped) at random. Every run must end, finished, with
 each planned attempt recorded once with a final verdict and its retried tries kept; the store, the
 queue and the report must agree; no zombie, agent or sandbox may be left behind, nor any scratch
@@ -40,7 +40,8 @@ from tests.integration.soak.load import (
 )
 
 RUNS = 200
-LANES = 6  # runs at once
+LANES = 8  # runs at once
+CHAOS_EVERY_SEC = (0.15, 0.5)  # a signal about every third of a second
 
 pytestmark = [
     pytest.mark.slow,
@@ -67,7 +68,7 @@ def test_every_run_ends_with_every_attempt_recorded_while_agents_and_sandboxes_a
         assert run_problems(store, warm) == [], f"seed {seed}"
         specs = random_specs(RUNS, rng)
         known = set(parents())
-        with Chaos(soak.agent_script, rng) as chaos:
+        with Chaos(soak.agent_script, rng, CHAOS_EVERY_SEC) as chaos:
             outcomes = run_load(soak, specs, LANES)
         problems = [problem for outcome in outcomes for problem in run_problems(store, outcome)]
         problems += [problem for outcome in outcomes for problem in report_problems(store, outcome)]
