@@ -4,8 +4,14 @@ page reached through a rebound host name, and artifact URLs that try to leave th
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import hashlib
+import json
 import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +21,6 @@ from sqlalchemy import func, select
 
 from benchyard.store.schema import attempt_queue, runs
 from benchyard.store.store import Store
-from benchyard.web.tokens import token_hash
 from tests.integration.web.support import (
     BENCHMARK_YAML,
     IMAGE,
@@ -25,9 +30,12 @@ from tests.integration.web.support import (
     browser_client,
     csrf_of,
     fill_store,
+    free_port,
     registered_routes,
+    serve_process,
     served,
 )
+from tests.support import scenario, write_benchmark
 
 TEMPLATES = Path(__file__).resolve().parents[2] / "src" / "benchyard" / "web" / "templates"
 
@@ -57,12 +65,12 @@ def test_agent_output_is_escaped_on_every_page_that_shows_it(
         f"/runs/{filled.candidate}?verdict=failed",
     ]
     for path in [*showing, f"/compare?run={filled.baseline}&run={filled.candidate}", "/queue"]:
-        html = httpx.get(server.url + path, timeout=30).text
+        html = server.get(path, timeout=30).text
         assert SCRIPT not in html and IMAGE not in html, path
         assert "<script>window" not in html and "<img" not in html, path
         if path in showing:
             assert "&lt;script&gt;window.__xss" in html, path  # shown, as text
-    drawer = httpx.get(server.url + f"/attempts/{filled.payload_attempt}", timeout=30).text
+    drawer = server.get(f"/attempts/{filled.payload_attempt}", timeout=30).text
     assert drawer.count("&lt;script&gt;window.__xss") >= 5  # answer, stdout, cause, event, patch
     assert "&lt;img src=&#34;/nothing&#34; onerror=" in drawer  # stderr, check reason, reasoning
 
@@ -77,12 +85,12 @@ def test_every_response_carries_a_policy_that_runs_no_inline_script(
         "/nowhere",
         "/static/benchyard.js",
     ):
-        answer = httpx.get(server.url + path, timeout=30)
+        answer = server.get(path, timeout=30)
         policy = answer.headers["content-security-policy"]
         assert "script-src 'self'" in policy and "unsafe-inline" not in policy, path
         assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
         assert answer.headers["x-content-type-options"] == "nosniff"
-    artifact = httpx.get(server.url + f"/attempts/{filled.payload_attempt}/answer", timeout=30)
+    artifact = server.get(f"/attempts/{filled.payload_attempt}/answer", timeout=30)
     assert artifact.headers["content-type"].startswith("text/plain")
     assert artifact.text.startswith("the answer is <script>")  # served as text, not as a page
 
@@ -115,7 +123,7 @@ def _state(store: Store, filled: Filled) -> tuple[int, list[str], str]:
 
 def _post_routes(server: ServerThread, filled: Filled) -> list[str]:
     paths = [p for p, methods in registered_routes(server.server.config.app) if "POST" in methods]
-    documented = httpx.get(server.url + "/api/openapi.json", timeout=30).json()["paths"]
+    documented = server.get("/api/openapi.json", timeout=30).json()["paths"]
     assert {p for p in paths if p.startswith("/api/")} == {
         p for p, methods in documented.items() if "post" in methods
     }
@@ -138,7 +146,7 @@ def test_every_state_change_is_refused_without_the_csrf_token(
 ) -> None:
     routes = _post_routes(server, filled)
     assert len(routes) >= 10  # queue, cancel, rerun, rescore, edit; each also under /api
-    client = browser_client(server.url)
+    client = browser_client(server)
     good = csrf_of(client)
     form = {"benchmark": "webbench", "agent": "oracle", "field:stimulus": "owned"}
     before = _state(store, filled)
@@ -146,8 +154,8 @@ def test_every_state_change_is_refused_without_the_csrf_token(
         attempts = {
             "no token": client.post(path, data=form),
             "a wrong token": client.post(path, data={**form, "csrf_token": "x" * 32}),
-            "a token but no cookie": httpx.post(
-                server.url + path, data={**form, "csrf_token": good}, timeout=30
+            "a token but no cookie": server.post(
+                path, data={**form, "csrf_token": good}, timeout=30
             ),
             "another site": client.post(
                 path,
@@ -163,16 +171,17 @@ def test_every_state_change_is_refused_without_the_csrf_token(
     assert store.get_run(filled.queued).status == "cancelled"
 
 
-# ---- the token on other addresses ---------------------------------------------------------------------
+# ---- the token, on every address ---------------------------------------------------------------------
 
 
-def test_a_non_loopback_server_refuses_every_request_without_its_token(
-    store: Store, filled: Filled, tmp_path: Path
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1"])
+def test_every_server_refuses_every_request_without_its_token(
+    store: Store, filled: Filled, tmp_path: Path, host: str
 ) -> None:
+    """On every address, loopback included: anything on this machine reaches a loopback port."""
     token = "a-token-of-the-test-" + hashlib.sha256(os.urandom(8)).hexdigest()
-    with served(
-        store, tmp_path / "project", host="0.0.0.0", token_sha256=token_hash(token)
-    ) as server:
+    with served(store, tmp_path / "project", host=host, token=token) as server:
+        url = server.url
         for path in (
             "/runs",
             "/api/runs",
@@ -182,32 +191,25 @@ def test_a_non_loopback_server_refuses_every_request_without_its_token(
             "/benchmarks/webbench/files/scenarios/fixtures/notes.txt",
             "/api/openapi.json",
         ):
-            assert httpx.get(server.url + path, timeout=30).status_code == 401, path
-            wrong = httpx.get(server.url + path, params={"token": token[:-1]}, timeout=30)
+            assert httpx.get(url + path, timeout=30).status_code == 401, path
+            wrong = httpx.get(url + path, params={"token": token[:-1]}, timeout=30)
             assert wrong.status_code == 401, path
-        posted = httpx.post(server.url + f"/runs/{filled.queued}/cancel", timeout=30)
+        posted = httpx.post(url + f"/runs/{filled.queued}/cancel", timeout=30)
         assert posted.status_code == 401 and store.get_run(filled.queued).status == "running"
-        forged_cookie = httpx.get(
-            server.url + "/runs", cookies={"benchyard_token": "guess"}, timeout=30
-        )
+        forged_cookie = httpx.get(url + "/runs", cookies={"benchyard_token": "guess"}, timeout=30)
         assert forged_cookie.status_code == 401
-        assert httpx.get(server.url + "/static/benchyard.css", timeout=30).status_code == 200
-        entry = httpx.get(server.url + "/runs", params={"token": token}, timeout=30)
+        assert httpx.get(url + "/static/benchyard.css", timeout=30).status_code == 200
+        entry = httpx.get(url + "/runs", params={"token": token}, timeout=30)
         assert entry.status_code == 303
-        bearer = httpx.get(
-            server.url + "/api/runs", headers={"authorization": f"Bearer {token}"}, timeout=30
-        )
+        bearer = httpx.get(url + "/api/runs", headers={"authorization": f"Bearer {token}"})
         assert bearer.status_code == 200
 
 
 def test_loopback_answers_only_to_loopback_host_names(server: ServerThread) -> None:
-    rebound = httpx.get(server.url + "/api/runs", headers={"host": "attacker.example"}, timeout=30)
+    rebound = server.get("/api/runs", headers={"host": "attacker.example"}, timeout=30)
     assert rebound.status_code == 421
     for host in ("127.0.0.1", "localhost", f"localhost:{server.port}"):
-        assert (
-            httpx.get(server.url + "/api/runs", headers={"host": host}, timeout=30).status_code
-            == 200
-        )
+        assert server.get("/api/runs", headers={"host": host}, timeout=30).status_code == 200
 
 
 # ---- artifacts never leave the store ----------------------------------------------------------------
@@ -233,10 +235,10 @@ def test_file_and_artifact_urls_cannot_leave_the_benchmark_or_the_store(
         "scenarios",
     ]
     for path in attempts:
-        answer = httpx.get(base + path, timeout=30)
+        answer = httpx.get(base + path, cookies=server.cookies, timeout=30)
         assert answer.status_code == 404, path
         assert "the secret" not in answer.text and "root:" not in answer.text, path
-    raw = httpx.Client(base_url=server.url, timeout=30)
+    raw = httpx.Client(base_url=server.url, cookies=server.cookies, timeout=30)
     for path in (
         "/benchmarks/webbench/files/../../secret.txt",
         "/benchmarks/webbench/files/./../secret.txt",
@@ -244,8 +246,135 @@ def test_file_and_artifact_urls_cannot_leave_the_benchmark_or_the_store(
         answer = raw.send(raw.build_request("GET", path))  # sent as written, not normalised
         assert answer.status_code == 404 and "the secret" not in answer.text, path
     for artifact in ("..%2F..%2Fetc%2Fpasswd", "stdout%2F..%2F..%2Fsecret.txt", "patch.txt"):
-        answer = httpx.get(f"{server.url}/attempts/{filled.payload_attempt}/{artifact}", timeout=30)
+        answer = server.get(f"/attempts/{filled.payload_attempt}/{artifact}", timeout=30)
         assert answer.status_code == 404 and "root:" not in answer.text, artifact
-    fixture = httpx.get(base + "scenarios/fixtures/notes.txt", timeout=30)
+    fixture = httpx.get(base + "scenarios/fixtures/notes.txt", cookies=server.cookies, timeout=30)
     assert fixture.status_code == 200 and fixture.text == "fixture notes\n"  # what it is for
     assert (filled.benchmark_root / "scenarios" / "main.yaml").read_text() == BENCHMARK_YAML
+
+
+# ---- a local process: the agent with the network -----------------------------------------------
+
+PROBE_AGENT = """
+import json, sys, urllib.error, urllib.parse, urllib.request
+from http.cookiejar import CookieJar
+
+web, mcp = sys.argv[1], sys.argv[2]
+opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar := CookieJar()))
+
+
+def status(request, data=None, headers=None):
+    request = urllib.request.Request(request, data=data, headers=headers or {})
+    try:
+        with opener.open(request, timeout=20) as answer:
+            return answer.status
+    except urllib.error.HTTPError as refused:
+        return refused.code
+
+
+seen = {"public": status(web + "/static/benchyard.css"), "runs": status(web + "/runs")}
+csrf = next((cookie.value for cookie in jar if cookie.name == "benchyard_csrf"), "")
+form = {"benchmark": "webbench", "agent": "oracle", "sandbox": "none", "allow_unsandboxed": "true"}
+seen["queue"] = status(
+    web + "/api/queue/runs", urllib.parse.urlencode(form).encode(), {"x-csrf-token": csrf}
+)
+seen["reference"] = status(web + "/benchmarks/webbench/files/scenarios/main.yaml")
+edit = {"field:stimulus": "owned", "csrf_token": csrf}
+seen["editor"] = status(
+    web + "/benchmarks/webbench/scenarios/s1/edit", urllib.parse.urlencode(edit).encode()
+)
+hello = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-03-26", "capabilities": {}, "clientInfo": {"name": "a", "version": "1"}
+}}
+seen["mcp"] = status(mcp + "/mcp", json.dumps(hello).encode(), {
+    "content-type": "application/json", "accept": "application/json, text/event-stream"
+})
+print(json.dumps(seen, sort_keys=True))
+"""
+
+
+@contextlib.contextmanager
+def _mcp_process(cwd: Path, db_url: str) -> Iterator[str]:
+    """`benchyard mcp --transport http` as a real process on loopback, with no token given."""
+    port = free_port()
+    command = [sys.executable, "-m", "benchyard", "mcp", "--transport", "http", "--port", str(port)]
+    environment = {k: v for k, v in os.environ.items() if k != "BENCHYARD_MCP_TOKEN"}
+    process = subprocess.Popen(
+        [*command, "--db", db_url], cwd=cwd, env=environment, stderr=subprocess.DEVNULL
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(url + "/mcp", timeout=2)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "mcp did not start"
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_an_agent_with_the_network_reaches_neither_the_web_ui_nor_mcp_without_their_tokens(
+    store: Store, filled: Filled, tmp_path: Path, db_url: str
+) -> None:
+    """An agent run in bwrap with `--allow-network` tries, on loopback, what one did before: the
+    web UI's CSRF cookie, then queueing a run of its code on the host, reading a reference,
+    rewriting a scenario through the editor, and the MCP server over HTTP. Every one is refused:
+    the servers made tokens the agent was never given."""
+    project = tmp_path / "project"
+    probe = base64.b64encode(PROBE_AGENT.encode()).decode()
+    bench = write_benchmark(tmp_path / "attack", [scenario("probe", "x")])
+    attacker_db = f"sqlite:///{tmp_path / 'attacker.db'}"
+    queued_before = _state(store, filled)
+    with (
+        serve_process(db_url, project, token=None) as (_, web),
+        _mcp_process(project, db_url) as mcp,
+    ):
+        command = f"python3 -c \"import base64; exec(base64.b64decode('{probe}'))\" {web} {mcp}"
+        attack = ["run", str(bench), "--agent-cmd", command, "--sandbox", "bwrap"]
+        ran = subprocess.run(
+            [sys.executable, "-m", "benchyard", *attack, "--allow-network", "--db", attacker_db],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+    attacker = Store.open(attacker_db)
+    try:
+        [attempt] = attacker.attempts(attacker.resolve_run("latest").id)
+    finally:
+        attacker.close()
+    seen = json.loads(attempt.answer or "{}")
+    assert seen.get("public") == 200, (attempt.answer, attempt.stderr, ran.stderr)  # it got there
+    assert {key: seen[key] for key in seen if key != "public"} == dict.fromkeys(
+        ("editor", "mcp", "queue", "reference", "runs"), 401
+    )
+    assert _state(store, filled) == queued_before  # nothing queued, cancelled or edited
+    assert (filled.benchmark_root / "scenarios" / "main.yaml").read_text() == BENCHMARK_YAML
+
+
+def test_queueing_a_run_without_a_sandbox_needs_the_servers_flag(
+    store: Store, filled: Filled, tmp_path: Path
+) -> None:
+    """Even with the token: `--allow-unsandboxed` from the web runs the agent's code on the host,
+    so the server must have been started with `benchyard serve --allow-unsandboxed`."""
+    form = {"benchmark": "webbench", "agent": "oracle", "sandbox": "none"}
+    form["allow_unsandboxed"] = "true"
+    with served(store, tmp_path / "project") as server:
+        client = browser_client(server)
+        before = _state(store, filled)
+        refused = client.post("/api/queue/runs", data={**form, "csrf_token": csrf_of(client)})
+        assert refused.status_code == 400
+        assert "benchyard serve --allow-unsandboxed" in refused.json()["message"]
+        assert _state(store, filled) == before
+    with served(store, tmp_path / "project", allow_unsandboxed=True) as server:
+        client = browser_client(server)
+        allowed = client.post("/api/queue/runs", data={**form, "csrf_token": csrf_of(client)})
+        assert allowed.status_code == 200, allowed.text
+        run = store.get_run(allowed.json()["run_id"])
+        assert run.settings["allow_unsandboxed"] is True

@@ -69,8 +69,8 @@ def mcp(
         typer.Option(
             "--token",
             envvar="BENCHYARD_MCP_TOKEN",
-            help="http: require `Authorization: Bearer TOKEN` (needed on any address but "
-            "loopback).",
+            help="http: the token every request must send as `Authorization: Bearer TOKEN` "
+            "(default: a new one, printed at start).",
         ),
     ] = None,
     read_only: Annotated[
@@ -118,14 +118,14 @@ def mcp(
         import uvicorn
 
         from benchyard.mcp_server.http import http_app
-        from benchyard.web.tokens import token_hash
+        from benchyard.web.tokens import new_token, token_hash
 
-        try:
-            app = http_app(server, host, token_hash(token) if token else None)
-        except ValueError as refused:
-            raise typer.BadParameter(str(refused), param_hint="--token") from None
+        made = None if token else new_token()  # every address needs one, loopback included
+        app = http_app(server, host, token_hash(token or made or ""))
         shown = f"[{host}]" if ":" in host else host
         typer.echo(f"benchyard MCP server on http://{shown}:{port}/mcp", err=True)
+        if made:
+            typer.echo(f"  send `Authorization: Bearer {made}` (a new token each start)", err=True)
         uvicorn.run(app, host=host, port=port, log_level="warning", server_header=False)
     finally:
         store.close()

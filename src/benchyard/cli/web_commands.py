@@ -17,8 +17,7 @@ def serve(
         str,
         typer.Option(
             "--host",
-            help="Address to listen on. Anything but loopback (127.0.0.1, ::1, localhost) needs "
-            "the token.",
+            help="Address to listen on (every address needs the token, loopback included).",
         ),
     ] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535)] = 8765,
@@ -27,20 +26,30 @@ def serve(
         typer.Option(
             "--token",
             envvar="BENCHYARD_WEB_TOKEN",
-            help="Require this token (also on loopback) instead of the one stored for this "
-            "project (hashed, in .benchyard/web-token.sha256).",
+            help="Require this token instead of a new one (loopback: made at each start and "
+            "printed in the address) or the one stored for this project (other addresses: "
+            "hashed, in .benchyard/web-token.sha256).",
         ),
     ] = None,
     new_token: Annotated[
         bool,
         typer.Option(
-            "--new-token", help="Make a new token (printed once) in place of the stored one."
+            "--new-token",
+            help="Other addresses: make a new token (printed once) in place of the stored one.",
         ),
     ] = False,
     read_only: Annotated[
         bool,
         typer.Option(
             "--read-only", help="Serve no route that changes anything (queue, edit, cancel)."
+        ),
+    ] = False,
+    allow_unsandboxed: Annotated[
+        bool,
+        typer.Option(
+            "--allow-unsandboxed",
+            help="Let the queue page queue runs with --sandbox none --allow-unsandboxed (the "
+            "agent's code on this host, as the worker's user), and rerun such runs. Off: refused.",
         ),
     ] = False,
     benchmarks: Annotated[
@@ -66,7 +75,10 @@ def serve(
     token_file = config.base_dir / TOKEN_FILE
     hashed: str | None = token_hash(token) if token else None
     shown_token: str | None = None
-    if hashed is None and not is_loopback(host):
+    if hashed is None and is_loopback(host):  # a new one each start, kept nowhere (as Jupyter)
+        shown_token = make_token()
+        hashed = token_hash(shown_token)
+    elif hashed is None:
         hashed = None if new_token else stored_hash(token_file)
         if hashed is None:
             shown_token = make_token()
@@ -80,21 +92,30 @@ def serve(
         read_only=read_only,
         token_sha256=hashed,
         benchmark_dirs=tuple(benchmarks or [Path.cwd()]),
+        allow_unsandboxed=allow_unsandboxed,
     )
     app = create_app(web, store=store)
     shown_host = f"[{host}]" if ":" in host else host
     address = f"http://{shown_host}:{port}/"
-    if shown_token:
+    mode = " (read-only)" if read_only else ""
+    if shown_token and is_loopback(host):
         typer.echo(
-            f"benchyard serves {address}?token={shown_token}\n"
+            f"benchyard serves {address}?token={shown_token}{mode}\n"
+            "  open this address once (it keeps the token in a cookie); scripts send "
+            "`Authorization: Bearer TOKEN`; a new token is made at each start",
+            err=True,
+        )
+    elif shown_token:
+        typer.echo(
+            f"benchyard serves {address}?token={shown_token}{mode}\n"
             f"  the token is shown this once and kept hashed in {token_file}; "
             "`benchyard serve --new-token` makes another",
             err=True,
         )
-    elif hashed is not None:
-        typer.echo(f"benchyard serves {address} (open it with ?token=YOUR_TOKEN once)", err=True)
     else:
-        typer.echo(f"benchyard serves {address}{' (read-only)' if read_only else ''}", err=True)
+        typer.echo(
+            f"benchyard serves {address} (open it with ?token=YOUR_TOKEN once){mode}", err=True
+        )
     try:
         uvicorn.run(
             app,

@@ -1,6 +1,7 @@
 """Serving the MCP server over streamable HTTP: loopback by default, answering only to a loopback
-Host (no DNS rebinding); anywhere else, or whenever a token is given, every request needs
-`Authorization: Bearer TOKEN` (compared by its SHA-256, in constant time)."""
+Host (no DNS rebinding); on every address, loopback included, every request needs
+`Authorization: Bearer TOKEN` (compared by its SHA-256, in constant time): anything on this
+machine can reach a loopback port, an agent given the network among them."""
 
 from __future__ import annotations
 
@@ -44,12 +45,12 @@ class BearerToken:
 
 
 def http_app(server: object, host: str, token_sha256: str | None) -> ASGIApp:
-    """The ASGI app of `server` (an MCPServer) for `host`; a non-loopback host needs a token."""
+    """The ASGI app of `server` (an MCPServer) for `host`; every host needs a token."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.transport_security import TransportSecuritySettings
 
     assert isinstance(server, MCPServer)
-    if token_sha256 is None and not is_loopback(host):
+    if token_sha256 is None:
         raise ValueError(f"serving MCP on {host} needs a token (--token or BENCHYARD_MCP_TOKEN)")
     security = (
         TransportSecuritySettings(
@@ -61,6 +62,4 @@ def http_app(server: object, host: str, token_sha256: str | None) -> ASGIApp:
         else TransportSecuritySettings(enable_dns_rebinding_protection=False)
     )
     app: ASGIApp = server.streamable_http_app(transport_security=security, host=host)
-    if token_sha256 is not None:
-        app = BearerToken(app, token_sha256)
-    return app
+    return BearerToken(app, token_sha256)

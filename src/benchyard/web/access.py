@@ -1,7 +1,8 @@
-"""Who may reach the server. On loopback (the default) anyone on this machine, but only through a
-loopback host name (a page elsewhere cannot rebind its own name to 127.0.0.1 and read this one).
-On any other address, only with the token: given once as `?token=` (then kept in a cookie), or as
-`Authorization: Bearer` by scripts."""
+"""Who may reach the server: only with its token, on every address, loopback included (anything on
+this machine can reach a loopback port: an agent given the network did). The token is given once
+as `?token=` (then kept in a cookie), or as `Authorization: Bearer` by scripts. A loopback server
+also answers only to a loopback host name (a page elsewhere cannot rebind its own name to
+127.0.0.1 and read this one)."""
 
 from __future__ import annotations
 
@@ -42,7 +43,9 @@ class AccessGuard:
         if self.config.loopback and not self._loopback_host(request):
             return _refuse(request, 421, "this server answers only to a loopback host name")
         expected = self.config.token_sha256
-        if expected is None or request.url.path.startswith(PUBLIC_PREFIX):
+        if expected is None:  # WebConfig refuses this; never served open
+            return _refuse(request, 401, "this server has no token")
+        if request.url.path.startswith(PUBLIC_PREFIX):
             return None
         given = request.query_params.get(TOKEN_PARAMETER)
         if given is not None:

@@ -23,8 +23,10 @@ def is_loopback(host: str) -> bool:
 
 @dataclass(frozen=True)
 class WebConfig:
-    """One server: its store, where it listens, whether it may change anything, and the hash of
-    the token that lets people in (required on any address but loopback)."""
+    """One server: its store, where it listens, whether it may change anything, whether it may
+    queue runs that execute code unsandboxed, and the hash of the token that lets people in
+    (required on every address, loopback included: anything on this machine, an agent given the
+    network among them, can reach a loopback port)."""
 
     store_url: str
     project: ProjectConfig = field(default_factory=ProjectConfig)
@@ -33,10 +35,11 @@ class WebConfig:
     read_only: bool = False
     token_sha256: str | None = None
     benchmark_dirs: tuple[Path, ...] = ()
+    allow_unsandboxed: bool = False  # `serve --allow-unsandboxed`: the queue form may ask for it
 
     def __post_init__(self) -> None:
-        if self.token_sha256 is None and not is_loopback(self.host):
-            raise ValueError(f"serving on {self.host} needs a token: only loopback may go without")
+        if self.token_sha256 is None:
+            raise ValueError(f"serving on {self.host} needs a token, loopback included")
 
     @property
     def loopback(self) -> bool:

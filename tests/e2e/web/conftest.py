@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from benchyard.store.store import Store
-from tests.integration.web.support import Filled, fill_store, serve_process
+from tests.integration.web.support import SERVE_TOKEN, Filled, fill_store, serve_process
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [
@@ -58,6 +58,8 @@ def page(playwright: Any, site: str) -> Iterator[Any]:
         tab.on("console", lambda m: problems.append(m.text) if _unexpected(m) else None)
         tab.on("pageerror", lambda error: problems.append(str(error)))
         tab.set_default_timeout(30_000)
+        tab.goto(f"{site}/runs?token={SERVE_TOKEN}")  # let in, as from the address serve printed
+        assert tab.url == f"{site}/runs", tab.url  # the token left the address for a cookie
         try:
             yield tab
         finally:

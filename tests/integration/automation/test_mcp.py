@@ -17,8 +17,10 @@ from typing import Any
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
 from benchyard.store.store import Store
+from benchyard.web.tokens import new_token
 from tests.integration.queue.helpers import WorkerProcess
 from tests.integration.web.support import BENCHMARK_YAML, write_web_benchmark
 from tests.support import Cli
@@ -46,6 +48,9 @@ TOOLS = {
 }
 
 
+MCP_TOKEN = new_token()  # every MCP server over HTTP needs one, loopback included
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -68,6 +73,8 @@ def http_server(cli: Cli, *options: str) -> Iterator[str]:
             str(port),
             "--db",
             cli.db_url,
+            "--token",
+            MCP_TOKEN,
             *options,
         ],
         cwd=cli.cwd,
@@ -104,7 +111,8 @@ async def connected(transport: str, cli: Cli, *options: str) -> AsyncIterator[Cl
             yield client
         return
     with http_server(cli, *options) as url:
-        async with Client(url) as client:
+        bearer = create_mcp_http_client(headers={"authorization": f"Bearer {MCP_TOKEN}"})
+        async with Client(streamable_http_client(url, http_client=bearer)) as client:
             yield client
 
 

@@ -1,7 +1,8 @@
 """What the web tests share: a store filled through the store API (runs, tries, trajectories,
 checks, a judge's reply, a patch, agent output carrying XSS payloads, a queued run held by a
 worker), a benchmark on disk whose YAML holds comments, and the server run under a real uvicorn on
-loopback (in a thread) or as a real `benchyard serve` process."""
+loopback (in a thread) or as a real `benchyard serve` process. Every server needs its token, on
+loopback too: the tests send it as a browser does, in the cookie `?token=` sets."""
 
 from __future__ import annotations
 
@@ -26,8 +27,10 @@ from benchyard.runner.trajectory import Event
 from benchyard.store.queue import Queue, WorkerIdentity
 from benchyard.store.records import AttemptRecord, CheckRecord
 from benchyard.store.store import Store
+from benchyard.web.access import TOKEN_COOKIE
 from benchyard.web.app import create_app
 from benchyard.web.config import WebConfig
+from benchyard.web.tokens import new_token, token_hash
 from tests.support import attempt_record, run_record
 
 T0 = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
@@ -319,7 +322,8 @@ def _payload_attempt(run_id: str, attempt_id: str) -> AttemptRecord:
 class ServerThread:
     """The app under a real uvicorn, on a socket bound before it starts (no port race)."""
 
-    def __init__(self, app: Any, host: str = "127.0.0.1") -> None:
+    def __init__(self, app: Any, host: str = "127.0.0.1", token: str = "") -> None:
+        self.token = token
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind((host, 0))
@@ -334,6 +338,20 @@ class ServerThread:
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def cookies(self) -> dict[str, str]:
+        """What a browser holds once it opened the address with `?token=`."""
+        return {TOKEN_COOKIE: self.token}
+
+    def get(self, path: str, **options: Any) -> httpx.Response:
+        """GET `path` as a browser that was let in (its token cookie, no CSRF cookie yet)."""
+        with httpx.Client(base_url=self.url, cookies=self.cookies, timeout=30) as client:
+            return client.get(path, **options)
+
+    def post(self, path: str, **options: Any) -> httpx.Response:
+        with httpx.Client(base_url=self.url, cookies=self.cookies, timeout=30) as client:
+            return client.post(path, **options)
 
     def __enter__(self) -> ServerThread:
         self.thread.start()
@@ -357,17 +375,22 @@ def served(
     *,
     read_only: bool = False,
     host: str = "127.0.0.1",
-    token_sha256: str | None = None,
+    token: str | None = None,
     benchmark_dirs: tuple[Path, ...] = (),
+    allow_unsandboxed: bool = False,
 ) -> Iterator[ServerThread]:
+    """The app under uvicorn in a thread, with its token (`token`, else a new one)."""
+    token = token or new_token()
     config = WebConfig(
         store_url=store.url,
         host=host,
         read_only=read_only,
-        token_sha256=token_sha256,
+        token_sha256=token_hash(token),
         benchmark_dirs=benchmark_dirs or (workdir,),
+        allow_unsandboxed=allow_unsandboxed,
     )
-    with ServerThread(create_app(config, store=store, workdir=workdir), host=host) as server:
+    app = create_app(config, store=store, workdir=workdir)
+    with ServerThread(app, host=host, token=token) as server:
         yield server
 
 
@@ -389,15 +412,21 @@ def registered_routes(app: Any) -> list[tuple[str, set[str]]]:
     return found
 
 
-def browser_client(base_url: str) -> httpx.Client:
-    """A client that has been given its CSRF cookie, as a browser has after its first page."""
-    client = httpx.Client(base_url=base_url, timeout=30, follow_redirects=False)
+def browser_client(server: ServerThread) -> httpx.Client:
+    """A client let in with the server's token that has been given its CSRF cookie, as a browser
+    has after its first page."""
+    client = httpx.Client(
+        base_url=server.url, cookies=server.cookies, timeout=30, follow_redirects=False
+    )
     client.get("/runs").raise_for_status()
     return client
 
 
 def csrf_of(client: httpx.Client) -> str:
     return str(client.cookies.get("benchyard_csrf"))
+
+
+SERVE_TOKEN = new_token()  # what serve_process gives `benchyard serve` on loopback
 
 
 def free_port() -> int:
@@ -408,9 +437,11 @@ def free_port() -> int:
 
 @contextmanager
 def serve_process(
-    db_url: str, cwd: Path, *args: str, port: int | None = None
+    db_url: str, cwd: Path, *args: str, port: int | None = None, token: str | None = SERVE_TOKEN
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`benchyard serve` as a real process; yields it and its base URL once it answers."""
+    """`benchyard serve` as a real process; yields it and its base URL once it answers. It is
+    given `token` (BENCHYARD_WEB_TOKEN) unless None or the arguments say otherwise: then it makes
+    its own and prints it."""
     port = port or free_port()
     command = [
         sys.executable,
@@ -424,6 +455,8 @@ def serve_process(
         *args,
     ]
     environment = {k: v for k, v in os.environ.items() if k != "BENCHYARD_WEB_TOKEN"}
+    if token is not None and "--token" not in args and "--host" not in args:
+        environment["BENCHYARD_WEB_TOKEN"] = token
     process = subprocess.Popen(
         command, cwd=cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=environment
     )

@@ -36,7 +36,7 @@ def _queue_states(store: Store, run_id: str) -> list[str]:
 def test_a_run_queued_from_the_form_waits_for_a_worker(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     form = {
         "benchmark": "webbench",
         "agent": "oracle",
@@ -60,7 +60,7 @@ def test_a_run_queued_from_the_form_waits_for_a_worker(
 def test_queueing_answers_json_and_refuses_what_the_library_refuses(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     token = {"x-csrf-token": csrf_of(client), "accept": "application/json"}
     queued = client.post(
         "/api/queue/runs", data={"benchmark": "webbench", "agent": "oracle"}, headers=token
@@ -87,7 +87,7 @@ def test_queueing_answers_json_and_refuses_what_the_library_refuses(
 def test_rerun_queues_the_failed_attempts_linked_to_their_run(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     answer = client.post(f"/runs/{filled.baseline}/rerun", data={"csrf_token": csrf_of(client)})
     assert answer.status_code == 303, answer.text
     rerun = store.get_run(answer.headers["location"].rsplit("/", 1)[1])
@@ -102,7 +102,7 @@ def test_rerun_queues_the_failed_attempts_linked_to_their_run(
 def test_cancel_stops_a_run_and_keeps_what_finished(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     answer = client.post(f"/runs/{filled.queued}/cancel", data={"csrf_token": csrf_of(client)})
     assert answer.status_code == 303
     assert store.get_run(filled.queued).status == "cancelled"
@@ -116,7 +116,7 @@ def test_cancel_stops_a_run_and_keeps_what_finished(
 def test_rescore_runs_in_a_process_of_its_own_into_a_linked_run(
     server: ServerThread, filled: Filled, store: Store, tmp_path: Path
 ) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     answer = client.post(f"/runs/{filled.baseline}/rescore", data={"csrf_token": csrf_of(client)})
     assert answer.status_code == 303 and answer.headers["location"].startswith("/queue?rescoring=")
     deadline = time.monotonic() + 120
@@ -138,7 +138,7 @@ def test_read_only_serves_no_state_changing_route(
     store: Store, filled: Filled, tmp_path: Path
 ) -> None:
     with served(store, tmp_path / "project", read_only=True) as server:
-        client = browser_client(server.url)
+        client = browser_client(server)
         token = csrf_of(client)
         before = (_count(store, runs), _queue_states(store, filled.queued))
         for path in (

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import httpx
-
 from benchyard.spec.loader import load_benchmark
 from tests.integration.web.support import (
     BENCHMARK_YAML,
@@ -20,7 +18,7 @@ EDIT = "/benchmarks/webbench/scenarios/{sid}/edit"
 
 
 def _fields(server: ServerThread, sid: str) -> tuple[dict[str, str], str]:
-    page = httpx.get(server.url + "/api" + EDIT.format(sid=sid), timeout=30).json()
+    page = server.get("/api" + EDIT.format(sid=sid), timeout=30).json()
     return {field["name"]: field["text"] for field in page["fields"]}, page["file_sha256"]
 
 
@@ -44,7 +42,7 @@ def test_a_valid_edit_changes_only_that_field_and_keeps_the_comments(
     server: ServerThread, filled: Filled
 ) -> None:
     file = filled.benchmark_root / "scenarios" / "main.yaml"
-    client = browser_client(server.url)
+    client = browser_client(server)
     fields, sha = _fields(server, "s2")
     fields["stimulus"] = "What is 3 + 4?"
     fields["checks"] = '- type: equals\n  value: "7"  # changed from the web UI'
@@ -70,7 +68,7 @@ def test_an_invalid_edit_is_refused_at_its_field_and_the_file_is_kept(
     server: ServerThread, filled: Filled
 ) -> None:
     file = filled.benchmark_root / "scenarios" / "main.yaml"
-    client = browser_client(server.url)
+    client = browser_client(server)
     fields, sha = _fields(server, "s1")
     fields["checks"] = "- type: equalz\n  value: 4"
     answer = client.post(EDIT.format(sid="s1"), data=_form(fields, sha, csrf_of(client)))
@@ -92,7 +90,7 @@ def test_an_invalid_edit_is_refused_at_its_field_and_the_file_is_kept(
 
 
 def test_a_duplicate_id_names_the_id_field(server: ServerThread, filled: Filled) -> None:
-    client = browser_client(server.url)
+    client = browser_client(server)
     fields, sha = _fields(server, "s3")
     fields["id"] = "s4"
     answer = client.post("/api" + EDIT.format(sid="s3"), data=_form(fields, sha, csrf_of(client)))
@@ -106,21 +104,21 @@ def test_a_stale_form_built_ins_and_unknown_scenarios_are_refused(
     server: ServerThread, filled: Filled
 ) -> None:
     file = filled.benchmark_root / "scenarios" / "main.yaml"
-    client = browser_client(server.url)
+    client = browser_client(server)
     fields, sha = _fields(server, "s1")
     file.write_text(BENCHMARK_YAML + "\n# edited by hand meanwhile\n", encoding="utf-8")
     stale = client.post(EDIT.format(sid="s1"), data=_form(fields, sha, csrf_of(client)))
     assert stale.status_code == 409 and "changed on disk" in stale.text
     assert file.read_text(encoding="utf-8").endswith("meanwhile\n")
-    built_in = httpx.get(server.url + "/benchmarks/starter/scenarios/math-001/edit", timeout=30)
+    built_in = server.get("/benchmarks/starter/scenarios/math-001/edit", timeout=30)
     assert built_in.status_code == 403
-    missing = httpx.get(server.url + EDIT.format(sid="nope"), timeout=30)
+    missing = server.get(EDIT.format(sid="nope"), timeout=30)
     assert missing.status_code == 409 and "no scenario" in missing.text
 
 
 def test_the_edit_form_posts_to_the_page_that_shows_it(
     server: ServerThread, filled: Filled
 ) -> None:
-    html = httpx.get(server.url + EDIT.format(sid="s1"), timeout=30).text
+    html = server.get(EDIT.format(sid="s1"), timeout=30).text
     assert f'action="{EDIT.format(sid="s1")}"' in html and 'name="csrf_token"' in html
     assert Path(filled.benchmark_root).is_dir()

@@ -41,7 +41,7 @@ def _timeless(page: dict[str, object]) -> dict[str, object]:
 def test_every_page_answers_html_and_the_same_json_under_api_and_by_accept(
     server: ServerThread, filled: Filled
 ) -> None:
-    with httpx.Client(base_url=server.url, timeout=30) as client:
+    with httpx.Client(base_url=server.url, cookies=server.cookies, timeout=30) as client:
         for path in _paths(filled):
             html = client.get(path)
             assert html.status_code == 200, (path, html.text[:500])
@@ -57,7 +57,7 @@ def test_runs_list_filters_by_benchmark_version_agent_commit_status_and_date(
     server: ServerThread, filled: Filled
 ) -> None:
     def ids(**query: str) -> list[str]:
-        answer = httpx.get(server.url + "/api/runs", params=query, timeout=30)
+        answer = server.get("/api/runs", params=query, timeout=30)
         assert answer.status_code == 200, answer.text
         return [row["id"] for row in answer.json()["rows"]]
 
@@ -71,16 +71,14 @@ def test_runs_list_filters_by_benchmark_version_agent_commit_status_and_date(
     assert ids(since="2026-11-30", until="2026-11-30") == everything
     assert ids(since="2026-12-01") == []
     assert ids(benchmark="elsewhere") == []
-    bad = httpx.get(server.url + "/api/runs", params={"since": "yesterday"}, timeout=30)
+    bad = server.get("/api/runs", params={"since": "yesterday"}, timeout=30)
     assert bad.status_code == 400 and "YYYY-MM-DD" in bad.json()["error"]
 
 
 def test_run_rows_carry_accuracy_interval_errors_cost_and_duration(
     server: ServerThread, filled: Filled
 ) -> None:
-    rows = {
-        row["id"]: row for row in httpx.get(server.url + "/api/runs", timeout=30).json()["rows"]
-    }
+    rows = {row["id"]: row for row in server.get("/api/runs", timeout=30).json()["rows"]}
     baseline, candidate = rows[filled.baseline], rows[filled.candidate]
     assert (baseline["passed"], baseline["counted"], baseline["errors"]) == (3, 4, 0)
     assert (
@@ -97,7 +95,7 @@ def test_run_rows_carry_accuracy_interval_errors_cost_and_duration(
 def test_run_page_shows_the_reports_summary_categories_checks_and_failures(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    page = httpx.get(f"{server.url}/api/runs/{filled.candidate}", timeout=30).json()
+    page = server.get(f"/api/runs/{filled.candidate}", timeout=30).json()
     report = build_report(store, store.get_run(filled.candidate)).model_dump(mode="json")
     assert page["summary"] == report["summary"]
     assert {row["category"]: row["raw"] for row in page["categories"]} == {
@@ -111,14 +109,14 @@ def test_run_page_shows_the_reports_summary_categories_checks_and_failures(
     assert {(f["scenario_id"], f["cause"]) for f in page["failures"]} == {
         (f["scenario_id"], f["cause"]) for f in report["failures"]
     }
-    html = httpx.get(f"{server.url}/runs/{filled.candidate}", timeout=30).text
+    html = server.get(f"/runs/{filled.candidate}", timeout=30).text
     assert "the sandbox could not start" in html
     assert "66.7%" in html  # 2 of 3 counted
 
 
 def test_attempts_table_pages_sorts_and_filters(server: ServerThread, filled: Filled) -> None:
     def scenarios(**query: object) -> tuple[list[str], dict[str, int]]:
-        answer = httpx.get(f"{server.url}/api/runs/{filled.baseline}", params=query, timeout=30)
+        answer = server.get(f"/api/runs/{filled.baseline}", params=query, timeout=30)
         assert answer.status_code == 200, answer.text
         table = answer.json()["attempts"]
         return [row["scenario_id"] for row in table["rows"]], table["paging"]
@@ -138,19 +136,17 @@ def test_attempts_table_pages_sorts_and_filters(server: ServerThread, filled: Fi
         assert rows == expected and paging["total"] == len(expected), query
     rows, paging = scenarios(per_page=2, page=2)
     assert rows == ["s3", "s4"] and (paging["total"], paging["pages"], paging["first"]) == (4, 2, 3)
-    superseded_shown = httpx.get(f"{server.url}/api/runs/{filled.baseline}", timeout=30).json()
+    superseded_shown = server.get(f"/api/runs/{filled.baseline}", timeout=30).json()
     s4 = next(r for r in superseded_shown["attempts"]["rows"] if r["scenario_id"] == "s4")
     assert (s4["id"], s4["try_number"]) == (filled.final_try, 2)
-    refused = httpx.get(
-        f"{server.url}/api/runs/{filled.baseline}", params={"sort": "evil"}, timeout=30
-    )
+    refused = server.get(f"/api/runs/{filled.baseline}", params={"sort": "evil"}, timeout=30)
     assert refused.status_code == 400 and "sort" in refused.json()["error"]
 
 
 def test_drawer_shows_every_try_with_its_fault_and_the_scenario(
     server: ServerThread, filled: Filled
 ) -> None:
-    drawer = httpx.get(f"{server.url}/api/attempts/{filled.final_try}", timeout=30).json()
+    drawer = server.get(f"/api/attempts/{filled.final_try}", timeout=30).json()
     tries = [
         (t["try_number"], t["superseded"], t["failure_kind"], t["shown"]) for t in drawer["tries"]
     ]
@@ -158,7 +154,7 @@ def test_drawer_shows_every_try_with_its_fault_and_the_scenario(
     assert drawer["tries"][0]["cause"] == "the provider answered 503 three times"
     assert drawer["scenario"]["turns"] == ["Say bye."]
     assert drawer["scenario"]["file"] == "scenarios/main.yaml"
-    superseded = httpx.get(f"{server.url}/api/attempts/{filled.superseded_try}", timeout=30).json()
+    superseded = server.get(f"/api/attempts/{filled.superseded_try}", timeout=30).json()
     assert superseded["attempt"]["superseded"] is True
     assert [t["shown"] for t in superseded["tries"]] == [True, False]
 
@@ -166,7 +162,7 @@ def test_drawer_shows_every_try_with_its_fault_and_the_scenario(
 def test_drawer_shows_the_timeline_the_judges_criteria_output_and_patch(
     server: ServerThread, filled: Filled
 ) -> None:
-    drawer = httpx.get(f"{server.url}/api/attempts/{filled.payload_attempt}", timeout=30).json()
+    drawer = server.get(f"/api/attempts/{filled.payload_attempt}", timeout=30).json()
     events = drawer["timeline"]
     assert [e["kind"] for e in events] == [
         "message",
@@ -190,10 +186,10 @@ def test_drawer_shows_the_timeline_the_judges_criteria_output_and_patch(
     assert drawer["stdout"].startswith("stdout says") and drawer["stderr"].startswith("stderr says")
     kinds = [line["kind"] for line in drawer["patch"]]
     assert kinds == ["file", "file", "file", "hunk", "del", "add"]
-    fragment = httpx.get(f"{server.url}/attempts/{filled.payload_attempt}?fragment=1", timeout=30)
+    fragment = server.get(f"/attempts/{filled.payload_attempt}?fragment=1", timeout=30)
     assert "<html" not in fragment.text and "Trajectory" in fragment.text
-    page = httpx.get(
-        f"{server.url}/runs/{filled.candidate}",
+    page = server.get(
+        f"/runs/{filled.candidate}",
         params={"attempt": filled.payload_attempt},
         timeout=30,
     )
@@ -201,26 +197,23 @@ def test_drawer_shows_the_timeline_the_judges_criteria_output_and_patch(
 
 
 def test_artifacts_are_plain_text_from_the_store(server: ServerThread, filled: Filled) -> None:
-    stdout = httpx.get(f"{server.url}/attempts/{filled.payload_attempt}/stdout", timeout=30)
+    stdout = server.get(f"/attempts/{filled.payload_attempt}/stdout", timeout=30)
     assert stdout.headers["content-type"].startswith("text/plain")
     assert stdout.headers["x-content-type-options"] == "nosniff"
     assert stdout.text.startswith("stdout says <script>")
-    trajectory = httpx.get(f"{server.url}/attempts/{filled.payload_attempt}/trajectory", timeout=30)
+    trajectory = server.get(f"/attempts/{filled.payload_attempt}/trajectory", timeout=30)
     assert [event["kind"] for event in trajectory.json()][:2] == ["message", "message"]
-    patch = httpx.get(f"{server.url}/attempts/{filled.payload_attempt}/patch", timeout=30)
+    patch = server.get(f"/attempts/{filled.payload_attempt}/patch", timeout=30)
     assert patch.text.startswith("diff --git")
-    assert (
-        httpx.get(f"{server.url}/attempts/{filled.payload_attempt}/secrets", timeout=30).status_code
-        == 404
-    )
-    assert httpx.get(f"{server.url}/attempts/{'0' * 32}/stdout", timeout=30).status_code == 404
+    assert server.get(f"/attempts/{filled.payload_attempt}/secrets", timeout=30).status_code == 404
+    assert server.get(f"/attempts/{'0' * 32}/stdout", timeout=30).status_code == 404
 
 
 def test_compare_two_runs_is_the_librarys_comparison_with_only_the_rows_that_differ(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
     query = {"run": [filled.baseline, filled.candidate]}
-    page = httpx.get(server.url + "/api/compare", params=query, timeout=30).json()
+    page = server.get("/api/compare", params=query, timeout=30).json()
     expected = compare_runs(
         store, [store.get_run(filled.baseline), store.get_run(filled.candidate)]
     )
@@ -233,11 +226,11 @@ def test_compare_two_runs_is_the_librarys_comparison_with_only_the_rows_that_dif
     ) == (1, 1, 1)
     assert [row["scenario_id"] for row in page["grid"]] == ["s2", "s3", "s4"]  # flips first
     assert page["grid"][0]["verdicts"] == ["passed", "failed"]
-    everything = httpx.get(
-        server.url + "/api/compare", params={**query, "differ_only": "false"}, timeout=30
+    everything = server.get(
+        "/api/compare", params={**query, "differ_only": "false"}, timeout=30
     ).json()
     assert len(everything["grid"]) == 4
-    html = httpx.get(server.url + "/compare", params=query, timeout=30).text
+    html = server.get("/compare", params=query, timeout=30).text
     assert "pass→fail" in html and "McNemar" in html
 
 
@@ -245,10 +238,10 @@ def test_compare_refuses_other_versions_unless_asked_and_grids_several_runs(
     server: ServerThread, filled: Filled
 ) -> None:
     three = {"run": [filled.baseline, filled.candidate, filled.other_version]}
-    refused = httpx.get(server.url + "/api/compare", params=three, timeout=30).json()
+    refused = server.get("/api/compare", params=three, timeout=30).json()
     assert refused["comparison"] is None and "version" in refused["error"]
-    allowed = httpx.get(
-        server.url + "/api/compare", params={**three, "allow_mismatch": "true"}, timeout=30
+    allowed = server.get(
+        "/api/compare", params={**three, "allow_mismatch": "true"}, timeout=30
     ).json()
     assert allowed["error"] is None
     assert len(allowed["runs"]) == 3
@@ -261,15 +254,15 @@ def test_compare_refuses_other_versions_unless_asked_and_grids_several_runs(
 def test_benchmark_pages_list_scenarios_history_and_evolution(
     server: ServerThread, filled: Filled
 ) -> None:
-    listing = httpx.get(server.url + "/api/benchmarks", timeout=30).json()["rows"]
+    listing = server.get("/api/benchmarks", timeout=30).json()["rows"]
     by_name = {row["name"]: row for row in listing}
     assert by_name["webbench"]["editable"] is True and by_name["webbench"]["scenarios"] == 4
     assert by_name["webbench"]["runs"] == 4
     assert by_name["starter"]["origin"] == "built-in" and by_name["starter"]["editable"] is False
-    page = httpx.get(server.url + "/api/benchmarks/webbench", timeout=30).json()
+    page = server.get("/api/benchmarks/webbench", timeout=30).json()
     assert [s["id"] for s in page["scenarios"]] == ["s1", "s2", "s3", "s4"]
     assert page["scenarios"][0]["checks"] == ["equals"] and page["scenarios"][0]["line"] == 2
-    history = httpx.get(server.url + "/api/benchmarks/webbench?tab=history", timeout=30).json()
+    history = server.get("/api/benchmarks/webbench?tab=history", timeout=30).json()
     assert [row["id"] for row in history["history"]] == [
         filled.queued,
         filled.other_version,
@@ -282,9 +275,7 @@ def test_benchmark_pages_list_scenarios_history_and_evolution(
 def test_evolution_marks_version_changes_and_subsets_and_pools_by_commit(
     server: ServerThread, filled: Filled
 ) -> None:
-    evolution = httpx.get(server.url + "/api/benchmarks/webbench?tab=evolution", timeout=30).json()[
-        "evolution"
-    ]
+    evolution = server.get("/api/benchmarks/webbench?tab=evolution", timeout=30).json()["evolution"]
     overall = [p for p in evolution["points"] if p["category"] is None]
     assert [(p["key"], p["subset"]) for p in overall] == [
         (filled.baseline, False),
@@ -302,22 +293,22 @@ def test_evolution_marks_version_changes_and_subsets_and_pools_by_commit(
     assert len(alpha["paths"]) == 1 and alpha["paths"][0].startswith("M")
     math = [p for p in evolution["points"] if p["category"] == "math" and p["agent"] == "alpha"]
     assert [(p["passed"], p["counted"]) for p in math] == [(2, 2), (1, 2)]
-    by_commit = httpx.get(
-        server.url + "/api/benchmarks/webbench",
+    by_commit = server.get(
+        "/api/benchmarks/webbench",
         params={"tab": "evolution", "by": "commit", "agent": "alpha"},
         timeout=30,
     ).json()["evolution"]
     keys = [p["key"] for p in by_commit["points"] if p["category"] is None]
     assert keys == ["aaaa1111aaaa1111", "bbbb2222bbbb2222"]
     assert by_commit["charts"][0]["marks"] == []
-    svg = httpx.get(server.url + "/benchmarks/webbench?tab=evolution", timeout=30).text
+    svg = server.get("/benchmarks/webbench?tab=evolution", timeout=30).text
     assert "<svg" in svg and "benchmark changed" in svg
 
 
 def test_queue_page_shows_queued_claimed_and_finished_attempts_and_workers(
     server: ServerThread, filled: Filled
 ) -> None:
-    page = httpx.get(server.url + "/api/queue", timeout=30).json()
+    page = server.get("/api/queue", timeout=30).json()
     runs = {row["run"]["id"]: row for row in page["runs"]}
     queued = runs[filled.queued]
     assert (queued["queued"], queued["claimed"], queued["done"]) == (3, 1, 0)
@@ -332,27 +323,29 @@ def test_queue_page_shows_queued_claimed_and_finished_attempts_and_workers(
 def test_progress_of_a_run_as_json_and_as_server_sent_events(
     server: ServerThread, filled: Filled
 ) -> None:
-    progress = httpx.get(f"{server.url}/api/runs/{filled.queued}/progress", timeout=30).json()
+    progress = server.get(f"/api/runs/{filled.queued}/progress", timeout=30).json()
     assert (progress["active"], progress["queued"], progress["claimed"], progress["finished"]) == (
         True,
         3,
         1,
         0,
     )
-    with httpx.stream("GET", f"{server.url}/runs/{filled.baseline}/events", timeout=30) as stream:
+    stream_url = f"{server.url}/runs/{filled.baseline}/events"
+    with httpx.stream("GET", stream_url, cookies=server.cookies, timeout=30) as stream:
         assert stream.headers["content-type"].startswith("text/event-stream")
         text = "".join(stream.iter_text())
     events = [block for block in text.split("\n\n") if block.strip()]
     assert events[0].startswith("event: progress")
     assert json.loads(events[0].split("data: ", 1)[1])["finished"] == 4
     assert events[-1].startswith("event: end")
-    with httpx.stream("GET", f"{server.url}/runs/{filled.queued}/events", timeout=30) as stream:
+    stream_url = f"{server.url}/runs/{filled.queued}/events"
+    with httpx.stream("GET", stream_url, cookies=server.cookies, timeout=30) as stream:
         first = next(stream.iter_lines())
     assert first == "event: progress"
 
 
 def test_unknown_runs_attempts_and_benchmarks_are_404(server: ServerThread) -> None:
     for path in ("/runs/ffff", "/api/runs/nope!", "/attempts/x", "/benchmarks/none", "/nowhere"):
-        answer = httpx.get(server.url + path, headers={"accept": "application/json"}, timeout=30)
+        answer = server.get(path, headers={"accept": "application/json"}, timeout=30)
         assert answer.status_code == 404, path
         assert answer.json()["error"]

@@ -17,6 +17,7 @@ from benchyard.config import ProjectConfig
 from benchyard.store.store import Store
 from benchyard.web.app import create_app
 from benchyard.web.config import WebConfig
+from benchyard.web.tokens import new_token, token_hash
 from tests.integration.automation.helpers import oracle_schedule, receiver
 from tests.integration.web.support import (
     SCRIPT,
@@ -51,7 +52,7 @@ def test_a_pending_proposal_shows_its_diff_as_text_and_is_accepted_with_the_form
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
     proposal_id = _propose(store, filled)
-    client = browser_client(server.url)
+    client = browser_client(server)
     listing = client.get("/proposals")
     assert listing.status_code == 200 and proposal_id[:8] in listing.text
     page = client.get(f"/proposals/{proposal_id}")
@@ -86,7 +87,7 @@ def test_a_rejection_answers_json_and_a_second_decision_is_refused(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
     proposal_id = _propose(store, filled)
-    client = browser_client(server.url)
+    client = browser_client(server)
     token = {"X-CSRF-Token": csrf_of(client)}
     answer = client.post(
         "/api/proposals/reject", data={"proposal": proposal_id, "note": "no"}, headers=token
@@ -96,7 +97,8 @@ def test_a_rejection_answers_json_and_a_second_decision_is_refused(
     assert again.status_code == 400 and "was rejected" in again.json()["message"]
     api = client.get(f"/api/proposals/{proposal_id}").json()
     assert api["proposal"]["status"] == "rejected"
-    assert api["files"][0]["path"] == "scenarios/main.yaml"
+    # the scenario file, and benchmark.yaml with its version bumped
+    assert [f["path"] for f in api["files"]] == ["benchmark.yaml", "scenarios/main.yaml"]
 
 
 def test_a_read_only_server_shows_proposals_and_decides_nothing(
@@ -104,7 +106,7 @@ def test_a_read_only_server_shows_proposals_and_decides_nothing(
 ) -> None:
     proposal_id = _propose(store, filled)
     with served(store, tmp_path / "project", read_only=True) as running:
-        client = browser_client(running.url)
+        client = browser_client(running)
         page = client.get(f"/proposals/{proposal_id}")
         assert page.status_code == 200 and "d-add" in page.text
         assert "/proposals/accept" not in page.text
@@ -130,11 +132,16 @@ def test_the_automation_page_shows_schedules_and_every_delivery_try(
         hooks = {"ci": WebhookConfig(url=got.url, secret_env="BENCHYARD_PAGE_SECRET", max_tries=1)}
         emit(store, hooks, events.PING, events.ping_payload("ci"))
         deliver_due(store, hooks)
+    token = new_token()
     config = WebConfig(
-        store_url=store.url, project=ProjectConfig(webhooks=hooks), benchmark_dirs=(tmp_path,)
+        store_url=store.url,
+        project=ProjectConfig(webhooks=hooks),
+        benchmark_dirs=(tmp_path,),
+        token_sha256=token_hash(token),
     )
-    with ServerThread(create_app(config, store=store, workdir=tmp_path)) as running:
-        client = browser_client(running.url)
+    app = create_app(config, store=store, workdir=tmp_path)
+    with ServerThread(app, token=token) as running:
+        client = browser_client(running)
         page = client.get("/automation")
         assert page.status_code == 200
         assert "0 3 * * 1" in page.text and "HTTP 503" in page.text and "failed" in page.text

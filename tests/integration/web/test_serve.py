@@ -1,5 +1,6 @@
-"""`benchyard serve` as a real process: open on loopback; on any other address only with the token,
-which is printed once and stored hashed, then kept in a cookie."""
+"""`benchyard serve` as a real process: only with its token, given once in the address it prints
+and then kept in a cookie: on loopback a new one at each start, kept nowhere; on any other address
+one printed once and stored hashed."""
 
 from __future__ import annotations
 
@@ -15,14 +16,29 @@ from tests.integration.web.support import Filled, serve_process
 TOKEN_LINE = re.compile(r"\?token=([A-Za-z0-9_-]+)")
 
 
-def test_loopback_serves_without_a_token(
+def test_loopback_needs_the_token_it_prints_a_new_one_each_start(
     store: Store, filled: Filled, db_url: str, tmp_path: Path
 ) -> None:
-    with serve_process(db_url, tmp_path / "project") as (_, url):
-        runs = httpx.get(url + "/api/runs", timeout=30)
-        assert runs.status_code == 200 and len(runs.json()["rows"]) == 4
-        assert httpx.get(url + "/benchmarks", timeout=30).status_code == 200
-    assert not (tmp_path / "project" / ".benchyard" / "web-token.sha256").exists()
+    project = tmp_path / "project"
+    tokens = []
+    for _ in range(2):
+        with serve_process(db_url, project, token=None) as (process, url):
+            assert process.stderr is not None
+            [token] = TOKEN_LINE.findall(process.stderr.readline())  # the address to open
+            tokens.append(token)
+            assert httpx.get(url + "/api/runs", timeout=30).status_code == 401
+            with httpx.Client(base_url=url, timeout=30) as client:
+                entry = client.get(f"/runs?token={token}")
+                assert entry.status_code == 303 and entry.headers["location"] == "/runs"
+                runs = client.get("/api/runs")  # the cookie lets it in from now on
+                assert runs.status_code == 200 and len(runs.json()["rows"]) == 4
+            bearer = {"authorization": f"Bearer {token}"}
+            assert httpx.get(url + "/benchmarks", headers=bearer, timeout=30).status_code == 200
+            if len(tokens) == 2:  # the first start's token is no longer good
+                old = {"authorization": f"Bearer {tokens[0]}"}
+                assert httpx.get(url + "/api/runs", headers=old, timeout=30).status_code == 401
+    assert tokens[0] != tokens[1]
+    assert not (project / ".benchyard" / "web-token.sha256").exists()  # kept nowhere
 
 
 def test_another_address_needs_the_token_printed_once_and_stored_hashed(

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 from benchyard.errors import BenchyardError
 from benchyard.runner.provenance import host_name
 from benchyard.store.browse import open_attempts, queue_counts, queue_runs, workers
+from benchyard.store.records import RunRecord
 from benchyard.web.access import wants_json
 from benchyard.web.actions import (
     ActionRefused,
@@ -119,6 +120,7 @@ def queue_run(
 ) -> Response:
     """Queue a run, as `benchyard run BENCHMARK --agent AGENT --enqueue` would."""
     try:
+        _refuse_unsandboxed(state, allow_unsandboxed)
         known = state.benchmark(benchmark)
         if known is None:
             raise ActionRefused(f"no benchmark '{benchmark}' on disk")
@@ -143,6 +145,20 @@ def queue_run(
         return _refused(request, state, error)
     message = f"queued run {run.id} ({run.planned_attempts} attempts); a worker executes it"
     return _done(request, ActionResult(ok=True, message=message, run_id=run.id), f"/runs/{run.id}")
+
+
+def _refuse_unsandboxed(state: State, asked: bool) -> None:
+    """Running code on the host (`--sandbox none --allow-unsandboxed`) is queued from the web only
+    when the server was started with `--allow-unsandboxed`."""
+    if asked and not state.config.allow_unsandboxed:
+        raise ActionRefused(
+            "refused: this server does not queue runs without a sandbox (the agent's code would "
+            "run on this host); start it with `benchyard serve --allow-unsandboxed` to allow it"
+        )
+
+
+def _recorded_unsandboxed(run: RunRecord) -> bool:
+    return bool((run.settings or {}).get("allow_unsandboxed"))
 
 
 def _positive_int(text: str, name: str) -> int | None:
@@ -180,6 +196,7 @@ def rerun(request: Request, state: State, run_ref: str) -> Response:
     """Queue a run of the failed, errored and timed-out attempts, linked to this one."""
     try:
         parent = state.store.resolve_run(run_ref)
+        _refuse_unsandboxed(state, _recorded_unsandboxed(parent))
         run = enqueue_rerun(state.store, parent, state.workdir)
     except BenchyardError as error:
         return _refused(request, state, error)
@@ -192,6 +209,7 @@ def rescore(request: Request, state: State, run_ref: str) -> Response:
     """Grade the run's recorded outputs again (`benchyard rescore`), in a process of its own."""
     try:
         run = state.store.resolve_run(run_ref)
+        _refuse_unsandboxed(state, _recorded_unsandboxed(run))
         log = start_rescore(state.store, run, state.workdir)
     except BenchyardError as error:
         return _refused(request, state, error)
