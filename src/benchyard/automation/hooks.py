@@ -58,12 +58,17 @@ class WorkerHooks:
         self._thread: threading.Thread | None = None
         self._sender: threading.Thread | None = None
         self._send_wake = threading.Event()
+        self._loading = threading.Lock()
         self._schedules = False
 
     @property
     def webhooks(self) -> dict[str, WebhookConfig]:
         """The webhooks of the benchyard.yaml found from the working directory (as the CLI finds
-        it); their secrets registered for scrubbing."""
+        it); their secrets registered for scrubbing. Loaded once, by whichever thread asks first."""
+        with self._loading:
+            return self._load_webhooks()
+
+    def _load_webhooks(self) -> dict[str, WebhookConfig]:
         if self._webhooks is None:
             from benchyard.config import find_config, load_config
             from benchyard.runner.api import register_secrets
