@@ -85,4 +85,4 @@ def describe_hit(limit_hit: str | None, limits: ResourceLimits, held_mb: int) ->
     """The limit a command ran into, said of the attempt's whole limit when files took part."""
     if limit_hit is None or held_mb == 0 or "memory" not in limit_hit:
         return limit_hit
-    return f"{limits.describe_memory()}, {held_mb} MB of it held by files in the workdir in RAM"
+    return f"{limits.describe_memory()}, {held_mb} MB of it taken by files in RAM in the workdir"
