@@ -113,6 +113,8 @@ class CommandAgent:
         if toolbox is not None and not toolbox.tools:
             toolbox = None
         async with serve_tools(toolbox, task.io_dir) as tools_env:
+            if toolbox is not None:
+                _refuse_unreachable_tools(task, tools_env)
             await self._turns(task, deadline, result, toolbox, tools_env)
         result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))
         return result
@@ -355,3 +357,23 @@ def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
         written = b""
     data = written if written.strip() else outcome.stdout
     return data.decode("utf-8", errors="replace")
+
+
+def _refuse_unreachable_tools(task: AgentTask, tools_env: dict[str, str]) -> None:
+    """A sandbox without a network reaches the tool server only over its Unix socket, whose path
+    (under the work root) may be too long to make one: then the attempt cannot be run fairly, and
+    says why, instead of counting the agent's missing tools against it."""
+    request = getattr(task.sandbox, "request", None)
+    networked = request is None or bool(getattr(request, "network", True))
+    if "BENCHYARD_TOOLS_SOCKET" in tools_env or networked:
+        return
+    from benchyard.agents.tool_server import MAX_SOCKET_PATH, SOCKET_NAME
+
+    assert task.io_dir is not None
+    path = task.io_dir / SOCKET_NAME
+    raise AttemptFailure(
+        FailureKind.SANDBOX_START,
+        f"the tool server's socket path {path} is {len(str(path))} bytes, over the "
+        f"{MAX_SOCKET_PATH} a Unix socket's path can hold, and this sandbox has no network for "
+        "its loopback URL: give a shorter --work-root",
+    )
