@@ -18,7 +18,11 @@ from benchyard.runner.loop import run_async
 SHOWN_MODELS = 8
 
 
-def provider_lines(config: ProjectConfig, timeout_sec: float) -> list[str]:
+def provider_lines(
+    config: ProjectConfig, timeout_sec: float, down: list[str] | None = None
+) -> list[str]:
+    """One line per provider (and per agent whose model its provider does not list); the names
+    of the providers down or invalid are appended to `down` when given (`status` exits 3)."""
     if not config.providers:
         return ["providers: none declared in benchyard.yaml (see docs/models.md)"]
     names = sorted(config.providers)
@@ -32,6 +36,8 @@ def provider_lines(config: ProjectConfig, timeout_sec: float) -> list[str]:
     states = run_async(_look_all(valid, timeout_sec))
     for name, state in states.items():
         lines[name] = _provider_line(name, state)
+    if down is not None:
+        down += [name for name in names if name not in states or not states[name].up]
     ordered = [lines[name] for name in names]
     return ordered + _agent_lines(config, states)
 

@@ -113,7 +113,8 @@ def speed(
     db: DbOption = None,
 ) -> None:
     """Time an openai agent's endpoint: time to first token (reasoning and answer), decode and
-    prefill speed by prompt length, a concurrency sweep, and whether the figures can be true."""
+    prefill speed by prompt length, a concurrency sweep, and whether the figures can be true.
+    Exits 1 when a figure is implausible, 3 when no measured call reached the endpoint."""
     from pydantic import ValidationError
 
     from benchyard.cli.context import load_project, open_store
@@ -152,6 +153,33 @@ def speed(
     if not quiet:
         render_speed_runs(store, [finished], format, output)
     typer.echo(f"run {finished.id}  ({finished.status})", err=format != "table")
+    verdict = speed_exit(store, finished)
+    if verdict:
+        code, why = verdict
+        typer.echo(f"{why} (exit {code})", err=True)
+        raise typer.Exit(code)
+
+
+IMPLAUSIBLE = 1  # speed: a figure cannot be true (docs/exit-codes.md)
+UNREACHABLE = 3  # speed: no measured call reached the endpoint; status: a provider is down
+
+
+def speed_exit(store: Store, run: RunRecord) -> tuple[int, str] | None:
+    """`speed`'s exit status beyond 0: 3 when no measured call came back (the endpoint is
+    unreachable or failed them all), 1 when a figure is implausible (confidence LOW)."""
+    from benchyard.speed.records import load_samples
+    from benchyard.speed.report import build_speed_report
+
+    measured = [s for s in load_samples(store, run.id) if s.phase != "warmup"]
+    if not measured or all(s.error is not None for s in measured):
+        first = next((s.error for s in measured if s.error), "no call was measured")
+        return UNREACHABLE, f"no measured call reached the endpoint: {first}"
+    report = build_speed_report(store, run)
+    implausible = [f.rule for f in report.findings if f.severity == "implausible"]
+    if implausible:
+        rules = ", ".join(dict.fromkeys(implausible))
+        return IMPLAUSIBLE, f"implausible figures ({rules}): confidence LOW"
+    return None
 
 
 class _Counter:
@@ -184,8 +212,9 @@ class _Counter:
 
     def tick(self) -> None:
         self.done += 1
+        self.total = max(self.total, self.done)  # a call taken again after a client stall
         if self._progress is not None:
-            self._progress.update(self._task, completed=self.done)
+            self._progress.update(self._task, completed=self.done, total=self.total)
 
 
 def render_speed_runs(
@@ -283,18 +312,23 @@ def status(
     ] = 5.0,
 ) -> None:
     """One line each: is every configured provider up and which models it serves; how many
-    scenarios each benchmark (built-in and under .) has, by profile."""
+    scenarios each benchmark (built-in and under .) has, by profile. Exits 3 when a provider is
+    down or invalid (see docs/exit-codes.md)."""
     from benchyard.cli.context import load_project
     from benchyard.runner.api import register_secrets
     from benchyard.status import benchmark_lines, provider_lines
 
     config = load_project()
     register_secrets(config)
-    lines = provider_lines(config, timeout)
+    down: list[str] = []
+    lines = provider_lines(config, timeout, down)
     for line in lines:
         typer.echo(line)
     for line in benchmark_lines(Path.cwd()):
         typer.echo(line)
+    if down:
+        typer.echo(f"unreachable: provider {', '.join(down)} (exit 3)", err=True)
+        raise typer.Exit(UNREACHABLE)
 
 
 @handle_errors

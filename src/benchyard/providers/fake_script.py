@@ -137,6 +137,13 @@ class FakeScript(_Model):
         ge=0,
         description="Wait this long before answering GET /v1/models and /props: a distant server.",
     )
+    max_batch: int | None = Field(
+        default=None,
+        ge=1,
+        description="Serve at most this many chat requests at once; the others wait their turn, "
+        "their scripted schedule starting when it comes (a server whose batch is full: the "
+        "aggregate throughput stops rising past this many requests in flight).",
+    )
 
 
 class ScriptPlayer:

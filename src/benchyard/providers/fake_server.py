@@ -40,6 +40,7 @@ class FakeLLM:
         self._seen: frozenset[str] = frozenset()  # hashes of messages a cache answered
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._batch: asyncio.Semaphore | None = None  # max_batch: made in the serving loop
 
     @property
     def url(self) -> str:
@@ -109,6 +110,18 @@ class FakeLLM:
             return
         self.requests.append(body)
         self.headers.append(request.headers)
+        if script.max_batch is None:
+            await self._chat(request, respond, body, arrived)
+            return
+        if self._batch is None:
+            self._batch = asyncio.Semaphore(script.max_batch)
+        async with self._batch:  # a full batch: wait, then the schedule starts from the turn
+            await self._chat(request, respond, body, loop.time())
+
+    async def _chat(
+        self, request: Request, respond: Responder, body: dict[str, Any], arrived: float
+    ) -> None:
+        loop = asyncio.get_running_loop()
         reply = self.player.choose(body)
         if reply.echo_headers:
             echoed = f"{reply.content} {json.dumps(request.headers, sort_keys=True)}".strip()

@@ -4,6 +4,7 @@ concurrency level's aggregate throughput. Warm-up calls and the cache probe are 
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Iterable, Sequence
@@ -15,6 +16,7 @@ from benchyard.speed.models import (
     MetricStats,
     PrefillFit,
     Sample,
+    Saturation,
     SpeedOptions,
 )
 
@@ -116,3 +118,45 @@ def level_figures(samples: Sequence[Sample], options: SpeedOptions) -> list[Leve
             )
         )
     return figures
+
+
+SATURATION_GAIN = 1.10  # a level whose next gains less than 10% of throughput: saturation
+
+
+def saturation(levels: Sequence[LevelFigures]) -> Saturation | None:
+    """The lowest level past which the aggregate throughput rose by less than 10% (the server's
+    batch is full, or something queues the requests); None without two levels measured."""
+    measured = [level for level in levels if level.aggregate_tps]
+    if len(measured) < 2:
+        return None
+    for here, above in itertools.pairwise(measured):
+        assert here.aggregate_tps is not None and above.aggregate_tps is not None
+        if above.aggregate_tps < here.aggregate_tps * SATURATION_GAIN:
+            return Saturation(
+                concurrency=here.concurrency,
+                aggregate_tps=here.aggregate_tps,
+                next_concurrency=above.concurrency,
+                next_aggregate_tps=above.aggregate_tps,
+            )
+    top = measured[-1]
+    return Saturation(
+        concurrency=None,
+        aggregate_tps=top.aggregate_tps,
+        next_concurrency=None,
+        next_aggregate_tps=None,
+    )
+
+
+def saturation_line(found: Saturation | None, highest: int | None) -> str | None:
+    if found is None:
+        return None
+    if found.concurrency is None:
+        return (
+            f"saturation: not reached; throughput still rising at concurrency {highest} "
+            f"({found.aggregate_tps or 0:,.0f} tokens/s)"
+        )
+    return (
+        f"saturation at concurrency {found.concurrency}: {found.aggregate_tps or 0:,.0f} "
+        f"tokens/s, and {found.next_aggregate_tps or 0:,.0f} at {found.next_concurrency} "
+        "(less than 10% more)"
+    )

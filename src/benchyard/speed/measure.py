@@ -3,11 +3,15 @@ at a time, a repeated prompt (does a cache answer it?), then the concurrency swe
 streamed through benchyard's provider client, which times each chunk as it arrives (the first
 reasoning token, the first answer token, the last token). Token counts are the endpoint's usage:
 from the stream when it reports it there, else from the same request sent again unstreamed (its
-"twin", at temperature 0), whose reply is compared with the streamed one."""
+"twin", at temperature 0), whose reply is compared with the streamed one. The reply's own
+characters, words and words on topic are counted here (plausibility.py bounds the usage with
+them); a ticker task measures this client's event-loop lag during each call, and a call one at a
+time during which the client stalled is taken again."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import time
 import uuid
@@ -21,7 +25,11 @@ from benchyard.providers.replies import ChatReply
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
 from benchyard.speed.models import Phase, Sample, SpeedOptions, UsageSource
-from benchyard.speed.prompts import prompt_key, prompt_text
+from benchyard.speed.plausibility import stalled
+from benchyard.speed.prompts import expected_words, prompt_key, prompt_text
+
+TICK_SEC = 0.005  # the ticker's period: the loop's lag is measured this often
+MAX_RETAKES = 2  # a stalled call is taken again at most this many times (then kept, flagged)
 
 SampleSink = Callable[[list[Sample]], None]
 """Receives the samples of each finished step (a call, or a batch of a level), to store them."""
@@ -59,6 +67,44 @@ def measuring_config(config: ModelConfig, options: SpeedOptions) -> ModelConfig:
     )
 
 
+class Ticker:
+    """A task that wakes every TICK_SEC and notes how late it woke (the event loop's lag): while
+    the loop is blocked (this process's own work, a slow callback, the machine starving it) the
+    chunks it reads are timestamped late, whatever the server did."""
+
+    def __init__(self) -> None:
+        self._lags: list[tuple[float, float]] = []  # (woke at, lag): only lags over a tick
+        self._task: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._tick())
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _tick(self) -> None:
+        while True:
+            before = time.perf_counter()
+            await asyncio.sleep(TICK_SEC)
+            woke = time.perf_counter()
+            lag = woke - before - TICK_SEC
+            if lag > TICK_SEC:
+                self._lags.append((woke, lag))
+                if len(self._lags) > 10_000:
+                    del self._lags[:5_000]
+
+    def lag_sec(self, start: float, end: float) -> float:
+        """The longest lag that overlapped [start, end] (perf_counter seconds)."""
+        return max(
+            (lag for woke, lag in self._lags if woke >= start and woke - lag <= end), default=0.0
+        )
+
+
 @dataclass
 class Measurer:
     config: ModelConfig
@@ -70,6 +116,7 @@ class Measurer:
     _prompts: dict[str, str] = field(default_factory=dict)  # same_prompt: one per length
 
     def __post_init__(self) -> None:
+        self.ticker = Ticker()
         self.stream_client = ProviderClient(self.config)
         self.twin_client = ProviderClient(
             self.config.model_copy(update={"stream": False}), source="model"
@@ -80,6 +127,13 @@ class Measurer:
         await self.twin_client.aclose()
 
     async def run(self) -> None:
+        self.ticker.start()
+        try:
+            await self._run()
+        finally:
+            await self.ticker.stop()
+
+    async def _run(self) -> None:
         options = self.options
         middle = options.level_length
         assert middle is not None
@@ -108,8 +162,21 @@ class Measurer:
     # ---- calls --------------------------------------------------------------------------
 
     async def _one(self, phase: Phase, label: str, text: str) -> None:
-        started = time.perf_counter()
-        sample, answer = await self._call(phase, label, text, 1, started)
+        """One call at a time; taken again (up to MAX_RETAKES times) while the client stalled
+        during it, the stalled takes counted in the kept sample's `retakes`."""
+        retakes = 0
+        while True:
+            started = time.perf_counter()
+            sample, answer = await self._call(phase, label, text, 1, started)
+            if sample.error is not None or not stalled(sample) or retakes >= MAX_RETAKES:
+                break
+            retakes += 1
+            if phase != "probe" and not self.options.same_prompt:  # a new prompt: no cache
+                fresh = self._prompt(label, fresh=True)
+                if self._prompts.get(label) == text:
+                    self._prompts[label] = fresh
+                text = fresh
+        sample.retakes = retakes
         await self._add_twins([(sample, text, answer)])
         self.sink([sample])
 
@@ -165,7 +232,11 @@ class Measurer:
             self.usage_in_stream = reply.tokens_out is not None
         _fill(sample, reply, _retries(events))
         sample.started_sec += sample.sent_sec or 0.0
-        return sample, reply.reasoning + reply.content
+        sample.client_lag_sec = self.ticker.lag_sec(sent, time.perf_counter())
+        text = reply.reasoning + reply.content
+        sample.reply_chars, sample.reply_words = len(text), len(text.split())
+        sample.expected_words = expected_words(text)
+        return sample, text
 
     async def _add_twins(self, calls: list[tuple[Sample, str, str]]) -> None:
         """Token counts from the unstreamed twin of each call (sample, prompt, streamed reply),

@@ -16,7 +16,15 @@ DEFAULT_LENGTHS = {"short": 50, "medium": 200, "long": 800}
 Phase = Literal["warmup", "length", "probe", "concurrency"]
 UsageSource = Literal["stream", "twin", "twin_differs", "none"]
 ConfidenceLevel = Literal["HIGH", "MEDIUM", "LOW"]
-Rule = Literal["decode_over_bandwidth", "warm_cache", "ttft_below_rtt", "buffered_stream"]
+Rule = Literal[
+    "decode_over_bandwidth",
+    "warm_cache",
+    "ttft_below_rtt",
+    "buffered_stream",
+    "usage_outside_bounds",
+    "off_topic",
+    "client_stall",
+]
 
 
 class SpeedModel(BaseModel):
@@ -118,6 +126,23 @@ class Sample(SpeedModel):
     usage_source: UsageSource = "none"
     retries: int = 0
     error: str | None = None
+    reply_chars: int | None = Field(
+        default=None, description="Characters of the reply (reasoning and answer), counted here."
+    )
+    reply_words: int | None = Field(default=None, description="Its whitespace-separated words.")
+    expected_words: int | None = Field(
+        default=None,
+        description="How many of its words are ones an answer to the prompt uses (the prompt's "
+        "vocabulary and English's common words): a reply on topic has many.",
+    )
+    client_lag_sec: float | None = Field(
+        default=None,
+        description="The longest this client's event loop was late during the call (a ticker "
+        "task's lag): a stall on this side delays the chunks' timestamps.",
+    )
+    retakes: int = Field(
+        default=0, description="Takes of this call thrown away because the client stalled."
+    )
 
     @property
     def decode_tps(self) -> float | None:
@@ -195,6 +220,18 @@ class LevelFigures(SpeedModel):
     decode_tps: MetricStats | None = Field(description="Each call's own decode speed.")
 
 
+class Saturation(SpeedModel):
+    """Where the concurrency sweep's aggregate throughput stops rising."""
+
+    concurrency: int | None = Field(
+        description="The level past which throughput rose by less than 10% (None: still rising "
+        "at the highest level)."
+    )
+    aggregate_tps: float | None
+    next_concurrency: int | None = Field(description="The level above it, that gained little.")
+    next_aggregate_tps: float | None
+
+
 class Finding(SpeedModel):
     """A figure that cannot be true (`implausible`), or a fact about the endpoint that affects
     such figures elsewhere (`note`), and why."""
@@ -234,6 +271,7 @@ class SpeedReport(SpeedModel):
     lengths: list[LengthFigures]
     prefill_fit: PrefillFit | None
     concurrency: list[LevelFigures]
+    saturation: Saturation | None = None
     findings: list[Finding]
     confidence: Confidence
     samples: int

@@ -10,12 +10,20 @@ Rules (docs/speed.md):
   the finding is a note about the endpoint.
 - `buffered_stream`: the reply's tokens came in far fewer chunks than tokens, so the "decode
   speed" is the speed of a burst from a buffer, not of generation.
+- `usage_outside_bounds`: the endpoint's count of reply tokens is outside what the reply's own
+  characters and words allow (counted by benchyard): a server that over-reports usage inflates
+  every speed figure.
+- `off_topic`: the replies are not answers to the prompt (too few of their words are ones a
+  journal in English uses): garbage streamed fast is not decoding.
+- `client_stall`: this client's event loop was late while it read a call's chunks (a note for
+  the calls taken again; a doubt for those kept stalled).
 
 Confidence: LOW when a figure is implausible; MEDIUM when a check could not be made or the
 figures are noisy; HIGH otherwise. Every reason is listed."""
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
@@ -28,6 +36,7 @@ from benchyard.speed.models import (
     Sample,
     SpeedOptions,
 )
+from benchyard.speed.prompts import ON_TOPIC_MIN_WORDS, ON_TOPIC_SHARE
 
 BANDWIDTH_SLACK = 1.05  # vendors' peak figures are rounded; stay clear of false alarms
 CACHE_SPEEDUP = 2.0  # a repeat this many times faster than the first call...
@@ -36,6 +45,24 @@ RTT_SLACK_SEC = 0.001
 BURST_TOKENS_PER_CHUNK = 4.0
 BURST_MIN_TOKENS = 16
 NOISY = 0.25  # stdev / mean above this is noisy
+# Bounds on a reply's tokens from its text: every token of a byte-level vocabulary is a byte or
+# more (a character is at most 4 bytes in UTF-8); no tokenizer spends more than 2.5 tokens on a
+# word of English prose on average, nor covers more than 12 characters of it per token.
+BYTES_PER_CHAR = 4
+TOKENS_PER_PROSE_WORD = 2.5
+CHARS_PER_TOKEN_MAX = 12
+TOKEN_SLACK = 4  # special tokens (end of turn) and short replies
+ODD_SHARE = 0.25  # a rule on calls fires when this share of them is off
+STALL_MIN_SEC = 0.05  # a call during which the client's loop lagged this much...
+STALL_SHARE = 0.02  # ... and this share of the call's time, was timed late by the client
+
+
+def stalled(sample: Sample) -> bool:
+    """Whether the client's event loop lagged enough during the call to have timed it late."""
+    lag = sample.client_lag_sec or 0.0
+    return lag >= max(STALL_MIN_SEC, STALL_SHARE * (sample.total_sec or 0.0))
+
+
 MIN_REPEATS = 3
 
 
@@ -51,6 +78,100 @@ def findings(
         *_ttft_below_rtt(measured, environment),
         *_warm_cache(measured, options),
         *_buffered_stream(measured),
+        *_usage_outside_bounds(measured),
+        *_off_topic(measured),
+        *_retaken(measured),
+    ]
+
+
+def token_bounds(sample: Sample) -> tuple[int, int] | None:
+    """The fewest and most reply tokens the reply's own text allows (None when not counted)."""
+    chars, words = sample.reply_chars, sample.reply_words
+    if chars is None or words is None:
+        return None
+    high = BYTES_PER_CHAR * chars
+    if on_topic(sample) is True:  # prose: its words bound it more tightly
+        high = min(high, math.ceil(TOKENS_PER_PROSE_WORD * words))
+    low = max(0, math.floor(chars / CHARS_PER_TOKEN_MAX) - TOKEN_SLACK)
+    return low, high + TOKEN_SLACK
+
+
+def counted_tokens(sample: Sample) -> int | None:
+    """The reply tokens the usage claims for the text streamed: reasoning tokens a server counts
+    but never streams are left out."""
+    if sample.tokens_out is None:
+        return None
+    if sample.reasoning_tokens and sample.reasoning_ttft_sec is None:
+        return max(0, sample.tokens_out - sample.reasoning_tokens)
+    return sample.tokens_out
+
+
+def on_topic(sample: Sample) -> bool | None:
+    """Whether the reply answers the prompt (None: too short to judge, or not counted)."""
+    words, hits = sample.reply_words, sample.expected_words
+    if words is None or hits is None or sample.reply_chars is None:
+        return None
+    if words < ON_TOPIC_MIN_WORDS and sample.reply_chars < 8 * ON_TOPIC_MIN_WORDS:
+        return None
+    return hits >= ON_TOPIC_SHARE * max(1, words)
+
+
+def _usage_outside_bounds(measured: Sequence[Sample]) -> list[Finding]:
+    judged: list[tuple[Sample, int, tuple[int, int]]] = []
+    for sample in measured:
+        claimed, bounds = counted_tokens(sample), token_bounds(sample)
+        if claimed is not None and bounds is not None:
+            judged.append((sample, claimed, bounds))
+    outside = [j for j in judged if not j[2][0] <= j[1] <= j[2][1]]
+    if not judged or len(outside) < ODD_SHARE * len(judged):
+        return []
+    sample, claimed, (low, high) = outside[0]
+    side = "more" if claimed > high else "fewer"
+    return [
+        Finding(
+            rule="usage_outside_bounds",
+            severity="implausible",
+            figure="decode and prefill tokens/s",
+            message=f"{len(outside)} of {len(judged)} calls' usage claims {side} reply tokens "
+            f"than their text allows (e.g. {claimed} tokens for {sample.reply_chars} characters "
+            f"and {sample.reply_words} words, counted here: {low} to {high}): the endpoint "
+            "miscounts its tokens, so every speed figure built on them is off by as much",
+        )
+    ]
+
+
+def _off_topic(measured: Sequence[Sample]) -> list[Finding]:
+    judged = [s for s in measured if on_topic(s) is not None]
+    off = [s for s in judged if on_topic(s) is False]
+    if not judged or len(off) < ODD_SHARE * len(judged):
+        return []
+    example = off[0]
+    return [
+        Finding(
+            rule="off_topic",
+            severity="implausible",
+            figure="decode tokens/s",
+            message=f"{len(off)} of {len(judged)} replies are not answers to the prompt (e.g. "
+            f"{example.expected_words} of {example.reply_words} words are ones a journal in "
+            "English uses): text streamed that answers nothing is not a model decoding, and "
+            "its speed is not a decode speed",
+        )
+    ]
+
+
+def _retaken(measured: Sequence[Sample]) -> list[Finding]:
+    retaken = [s for s in measured if s.retakes]
+    if not retaken:
+        return []
+    return [
+        Finding(
+            rule="client_stall",
+            severity="note",
+            figure="every figure",
+            message=f"{sum(s.retakes for s in retaken)} take(s) of {len(retaken)} call(s) were "
+            "thrown away and the calls taken again: this client's event loop was late while "
+            "reading them, which delays the chunks' timestamps whatever the server did",
+        )
     ]
 
 
@@ -234,6 +355,13 @@ def _doubts(
         ]
         doubts.append(
             f"decode speed not checked against memory bandwidth: no {' nor '.join(missing)}"
+        )
+    late = [s for s in ok if stalled(s)]
+    if late:
+        worst = max(s.client_lag_sec or 0.0 for s in late)
+        doubts.append(
+            f"{len(late)} calls were measured while this client stalled (its event loop up to "
+            f"{worst * 1000:,.0f} ms late): their times include the client's"
         )
     if environment.rtt_sec is None:
         doubts.append("the round trip to the endpoint could not be measured (GET /v1/models)")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 
 _VOCABULARY = (
     "the river morning harbour lantern quiet market garden winter summer bridge village road "
@@ -42,3 +43,27 @@ def prompt_text(words: int, nonce: str) -> str:
 def prompt_key(text: str) -> str:
     """A short key of a prompt's text: equal keys, the same prompt."""
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+# Words a reply on topic uses: the prompts' vocabulary and English's commonest words. A reply
+# continuing a travel journal in prose has many of them (a third of its words or more: "the",
+# "and", "we", "was" alone make up a fifth of English prose); garbage has next to none.
+_COMMON = (
+    "a an the and or but if then so as at by for from in into of off on onto out to up with "
+    "without about above after again against all am any are be been before being below between "
+    "both can could did do does down during each few had has have having he her here hers him "
+    "his how i is it its just me more most my no nor not now once only other our ours over own "
+    "same she should some such than that their them there these they this those through too "
+    "under until very was we were what when where which while who whom why will would you your "
+    "day days night one two three first last long little way back still went came saw said "
+    "made through morning evening"
+)
+EXPECTED_WORDS = frozenset(_WORDS) | frozenset(_COMMON.split())
+ON_TOPIC_SHARE = 0.15  # a reply on topic: at least this share of its words expected
+ON_TOPIC_MIN_WORDS = 8  # replies shorter than this are not judged
+
+
+def expected_words(reply: str) -> int:
+    """How many of the reply's words (letters only, any case) an answer to the prompts uses."""
+    words = (re.sub(r"[^a-z']", "", word.casefold()) for word in reply.split())
+    return sum(1 for word in words if word in EXPECTED_WORDS)

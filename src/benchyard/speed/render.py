@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from benchyard.report.render import md_cell
+from benchyard.speed.figures import saturation_line
 from benchyard.speed.models import (
     LengthFigures,
     LevelFigures,
@@ -171,6 +172,9 @@ def speed_rich(report: SpeedReport) -> list[RenderableType]:
         for level in report.concurrency:
             levels.add_row(*level_row(level))
         parts.append(levels)
+        line = saturation_line(report.saturation, report.concurrency[-1].concurrency)
+        if line:
+            parts.append(Text(line))
     style = {"HIGH": "green", "MEDIUM": "yellow", "LOW": "red"}[report.confidence.level]
     parts.append(Text(f"confidence {report.confidence.level}", style=f"bold {style}"))
     parts += [Text(f"  - {reason}") for reason in report.confidence.reasons]
@@ -199,6 +203,9 @@ def speed_markdown(reports: list[SpeedReport]) -> str:
         if report.concurrency:
             lines += ["", "### Concurrency sweep", ""]
             lines += _md_table(LEVEL_COLUMNS, [level_row(f) for f in report.concurrency])
+            line = saturation_line(report.saturation, report.concurrency[-1].concurrency)
+            if line:
+                lines += ["", md_cell(line)]
         lines += ["", f"**Confidence {report.confidence.level}**", ""]
         lines += [f"- {md_cell(reason)}" for reason in report.confidence.reasons]
         if report.findings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchyard.errors import BenchyardError
-from benchyard.speed.figures import length_figures, level_figures, prefill_fit
+from benchyard.speed.figures import length_figures, level_figures, prefill_fit, saturation
 from benchyard.speed.models import Environment, SpeedReport, SpeedRunInfo, options_of
 from benchyard.speed.plausibility import confidence, findings
 from benchyard.speed.records import SPEED_KIND, load_samples
@@ -51,13 +51,15 @@ def build_speed_report(store: Store, run: RunRecord) -> SpeedReport:
     samples = load_samples(store, run.id)
     lengths = length_figures(samples, options)
     found = findings(samples, options, environment, lengths)
+    levels = level_figures(samples, options)
     measured = [s for s in samples if s.phase != "warmup"]
     return SpeedReport(
         run=run_info(run),
         environment=environment,
         lengths=lengths,
         prefill_fit=prefill_fit(lengths),
-        concurrency=level_figures(samples, options),
+        concurrency=levels,
+        saturation=saturation(levels),
         findings=found,
         confidence=confidence(samples, options, environment, lengths, found),
         samples=len(measured),

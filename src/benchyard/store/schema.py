@@ -174,6 +174,11 @@ speed_samples = Table(
     Column("usage_source", String(16), nullable=False),  # stream | twin | twin_differs | none
     Column("retries", Integer, nullable=False),
     Column("error", Text),
+    Column("reply_chars", Integer),  # the reply's characters and words, counted by benchyard
+    Column("reply_words", Integer),
+    Column("expected_words", Integer),  # its words that an answer on topic uses
+    Column("client_lag_sec", Float),  # the client's event loop's longest lag during the call
+    Column("retakes", Integer, nullable=False, server_default="0"),  # stalled takes discarded
 )
 
 # ---- automation (src/benchyard/automation/): proposals, schedules, webhooks ---------------------

@@ -19,7 +19,11 @@ from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
 StartFake = Callable[[dict[str, Any]], FakeLLM]
-WORDS = " ".join(f"w{i}" for i in range(24))
+WORDS = (  # a reply on topic: 24 words that go on with the prompt's travel journal
+    "We walked along the river toward the harbour while the morning light fell across "
+    "the old stone bridge and the baker opened his door"
+)
+assert len(WORDS.split()) == 24
 FEW = {
     "lengths": {"short": 20, "long": 120},
     "repeats": 3,

@@ -95,3 +95,50 @@ def test_tokens_in_bursts(fake_llm: StartFake, measure: Measure) -> None:
     burst = [f for f in report.findings if f.rule == "buffered_stream"]
     assert burst and "200 tokens in 24 chunks" in burst[0].message
     assert report.confidence.level == "LOW"
+
+
+# ---- issue 22, item 10: counts benchyard makes itself ------------------------------------------
+
+GARBAGE = " ".join(f"q{i}xz{i * 7 % 13}kv" for i in range(48))
+
+
+def test_usage_over_reported_threefold_is_implausible_without_size_or_bandwidth(
+    fake_llm: StartFake, measure: Measure
+) -> None:
+    """The server streams 24 words and claims 72 tokens (3x: 121 tokens/s for 40 true). No model
+    size, no bandwidth: the reply's own words bound its tokens, so the figures are LOW, not
+    MEDIUM."""
+    llm = fake_llm(honest(completion_tokens=72))
+    _, report = measure(llm.url, concurrency=[1])
+
+    found = [f for f in report.findings if f.rule == "usage_outside_bounds"]
+    assert found and found[0].severity == "implausible"
+    assert "more reply tokens than their text allows" in found[0].message
+    assert report.confidence.level == "LOW"
+
+
+def test_usage_that_matches_the_text_trips_nothing(fake_llm: StartFake, measure: Measure) -> None:
+    llm = fake_llm(honest(completion_tokens=31))  # 1.3 tokens a word, as a real tokenizer
+    _, report = measure(llm.url, concurrency=[1])
+    assert {"usage_outside_bounds", "off_topic"}.isdisjoint(rules(report))
+
+
+def test_garbage_streamed_fast_is_not_decoding(fake_llm: StartFake, measure: Measure) -> None:
+    """48 nonsense words at once (thousands of tokens/s): not an answer to the prompt."""
+    llm = fake_llm({"default": {"content": GARBAGE}})
+    _, report = measure(llm.url, concurrency=[1])
+
+    found = [f for f in report.findings if f.rule == "off_topic"]
+    assert found and found[0].severity == "implausible"
+    assert "not answers to the prompt" in found[0].message
+    assert report.confidence.level == "LOW"
+
+
+def test_a_blob_claimed_as_one_token_is_out_of_bounds(
+    fake_llm: StartFake, measure: Measure
+) -> None:
+    """400 characters without a space, reported as 1 token: fewer than any tokenizer allows."""
+    llm = fake_llm({"default": {"content": "abcdefghij" * 40, "completion_tokens": 1}})
+    _, report = measure(llm.url, concurrency=[1])
+    found = [f for f in report.findings if f.rule == "usage_outside_bounds"]
+    assert found and "fewer reply tokens" in found[0].message

@@ -106,7 +106,8 @@ SPEED_ARGS = (
 
 
 def test_speed_runs_through_the_cli(fake_llm: StartFake, cli: Cli) -> None:
-    llm = fake_llm({"default": {"content": WORDS, "chunk_delay_sec": 0.002}})
+    # 50 ms before the first token: after the round trip (else `speed` exits 1, ttft_below_rtt)
+    llm = fake_llm({"default": {"content": WORDS, "delay_sec": 0.05, "chunk_delay_sec": 0.002}})
     _project(cli.cwd, llm.url)
 
     for _ in range(2):
@@ -154,7 +155,7 @@ def test_speed_next_to_ability_in_one_table(fake_llm: StartFake, cli: Cli) -> No
     llm = fake_llm(
         {
             "replies": [{"match": "2+2?", "content": "4"}, {"match": "say hi", "content": "hello"}],
-            "default": {"content": WORDS, "chunk_delay_sec": 0.001},
+            "default": {"content": WORDS, "delay_sec": 0.05, "chunk_delay_sec": 0.001},
         }
     )
     _project(cli.cwd, llm.url)

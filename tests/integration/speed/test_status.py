@@ -39,7 +39,7 @@ def test_status_says_what_is_up_and_what_it_serves(fake_llm: StartFake, cli: Cli
 
     result = cli("status", "--timeout", "2", db=False)
 
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 3, result.output  # a provider down (docs/exit-codes.md)
     lines = result.output.splitlines()
     local = next(line for line in lines if line.startswith("provider local:"))
     assert "up at" in local and "2 models: qwen-7b, llama-8b" in local
