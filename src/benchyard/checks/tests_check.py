@@ -86,6 +86,11 @@ async def tests_check(params: TestsParams, evidence: Evidence) -> CheckResult:
     ended_with = f"{ended}): {output_tail}" if output_tail else f"{ended})"
     if params.command is None:
         reported, problem = read_report(outcome.stdout)
+        if reported is None and outcome.stdout_dropped:
+            problem = (
+                f"the runner's report was cut at the output cap ({outcome.stdout_dropped} bytes "
+                "dropped): more tests than it holds"
+            )
         if reported is None:
             return CheckResult.of(
                 False, f"{applied}; tests did not run to the end: {problem} ({ended_with}{note}"

@@ -24,7 +24,6 @@ from typing import Any
 
 READY = b"benchyard: ready\n"
 CANNOT_RUN = b"benchyard: cannot run: "
-MESSAGE_CHARS = 4000
 OK, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 
 
@@ -40,7 +39,6 @@ class Reporter:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self.statuses: dict[str, str] = {}
-        self.messages: dict[str, str] = {}
         self.counts = {OK: 0, FAILED: 0, ERROR: 0, SKIPPED: 0}
 
     def pytest_runtest_logreport(self, report: Any) -> None:
@@ -50,20 +48,19 @@ class Reporter:
         current = self.statuses.get(report.nodeid, OK)
         if current == OK or (current == SKIPPED and status != OK):
             self.statuses[report.nodeid] = status
-        if report.failed:
-            self.messages[report.nodeid] = str(report.longreprtext)[-MESSAGE_CHARS:]
 
     def pytest_runtest_logfinish(self, nodeid: str) -> None:
-        self._case(nodeid, self.statuses.pop(nodeid, OK), self.messages.pop(nodeid, ""))
+        self._case(nodeid, self.statuses.pop(nodeid, OK))
 
     def pytest_collectreport(self, report: Any) -> None:
         if report.failed:
-            self._case(report.nodeid or "collection", ERROR, str(report.longreprtext))
+            self._case(report.nodeid or "collection", ERROR)
 
-    def _case(self, nodeid: str, status: str, message: str) -> None:
+    def _case(self, nodeid: str, status: str) -> None:
+        """A short record (the report is capped with the rest of stdout; failures' tracebacks
+        go to stderr as pytest prints them)."""
         self.counts[status] += 1
-        record = {"case": nodeid, "status": status, "message": message[-MESSAGE_CHARS:]}
-        _report(self.fd, record)
+        _report(self.fd, {"case": nodeid, "status": status})
 
     @staticmethod
     def _status(report: Any) -> str | None:

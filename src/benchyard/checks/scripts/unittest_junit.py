@@ -43,7 +43,6 @@ from typing import Any
 
 OK, FAILED, ERROR, SKIPPED = "passed", "failed", "error", "skipped"
 READY = b"benchyard: ready\n"
-MESSAGE_CHARS = 4000  # of a failure's traceback, in the report
 TAMPERED = "benchyard-unittest: the test machinery was replaced while the tests ran"
 ErrorInfo = Any  # what unittest passes as `err`: an exc_info tuple, or None
 REPORT_FD: list[int] = []  # the runner's report to benchyard (its stdout, kept apart)
@@ -67,9 +66,8 @@ class Recorder(unittest.TextTestResult):
 
     def _keep(self, test: unittest.TestCase, status: str, message: str = "") -> None:
         self.cases.append((test.id(), status, message, time.perf_counter() - self._started))
-        for fd in REPORT_FD:
-            record = {"case": test.id(), "status": status, "message": message[-MESSAGE_CHARS:]}
-            _report(fd, record)
+        for fd in REPORT_FD:  # short records: the report is capped with the rest of stdout
+            _report(fd, {"case": test.id(), "status": status})
 
     def addSuccess(self, test: unittest.TestCase) -> None:
         super().addSuccess(test)
