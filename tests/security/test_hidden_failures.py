@@ -140,6 +140,7 @@ class _ClaimsAFaultEveryTry(_AttemptExecutor):
         self.writer = self  # type: ignore[assignment]
         self.observer = _NoObserver()
         self.written: list[AttemptRecord] = []
+        self._tries_written: dict[int, int] = {}  # as _bind makes it (the watchdog's try count)
 
     def add(self, record: AttemptRecord, item: ClaimedAttempt) -> None:
         self.written.append(record)
