@@ -6,6 +6,7 @@ drop to an unprivileged uid; each must now come back empty."""
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import shutil
 import socket
@@ -383,3 +384,46 @@ def test_declared_readable_paths_are_shown_and_nothing_beside_them(
     stdout = attempt.stdout or ""
     assert "from-agent-config" in stdout and "from-benchmark-shared" in stdout
     assert SECRET not in stdout and "refused" in stdout
+
+
+def test_the_network_is_refused_in_docker_where_it_would_reach_a_store_on_this_host(
+    project: Path,
+) -> None:
+    # A container on docker's bridge reaches this host's addresses (not its loopback): a store
+    # URL naming one of them was let through, as every docker run with the network was.
+    from benchyard.runner.execute import RunSettings
+    from benchyard.runner.isolation import UnsandboxedRefused, refuse_store_on_shared_network
+    from benchyard.spec.loader import load_benchmark
+
+    gateway = _docker_bridge_address()
+    if not gateway or not is_local_address(gateway):
+        pytest.skip("no docker bridge whose gateway is an address of this host")
+    bench = load_benchmark(
+        write_benchmark(
+            project / "bench",
+            [{"id": "a", "stimulus": "x", "checks": [{"type": "equals", "value": "x"}]}],
+        )
+    )
+    settings = RunSettings(sandbox="docker", allow_network=True)
+    with pytest.raises(UnsandboxedRefused, match=f"the store is on this host .*{gateway}"):
+        refuse_store_on_shared_network(settings, bench, f"postgresql://root@{gateway}:5432/db")
+    for elsewhere in ("postgresql://root@127.0.0.1:5432/db", "postgresql://root@/db"):
+        refuse_store_on_shared_network(settings, bench, elsewhere)  # loopback, sockets: unreached
+
+
+def _docker_bridge_address() -> str:
+    """This host's address on docker's default bridge (what a container reaches it at): the
+    source address of a datagram to the bridge's first container address."""
+    subnet = subprocess.run(
+        ["docker", "network", "inspect", "bridge", "-f", "{{(index .IPAM.Config 0).Subnet}}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.strip()
+    if not subnet:
+        return ""
+    hosts = ipaddress.ip_network(subnet).hosts()
+    next(hosts)
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.connect((str(next(hosts)), 9))
+        return str(probe.getsockname()[0])

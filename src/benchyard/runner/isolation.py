@@ -106,15 +106,19 @@ def refuse_store_on_shared_network(
     store_url: str | None,
     scenarios: Sequence[Scenario] | None = None,
 ) -> None:
-    """With the network, a bwrap sandbox shares the host's, loopback included: a store listening
-    there would be an agent's to write (its own verdicts) whenever it takes no password."""
+    """With the network, a bwrap sandbox shares the host's, loopback included, and a docker
+    container reaches the host's other addresses: a store listening where the sandbox reaches
+    would be an agent's to write (its own verdicts) whenever it takes no password."""
     chosen = benchmark.scenarios if scenarios is None else scenarios
     networked = settings.allow_network or any(
         request_for(benchmark, scenario).network for scenario in chosen
     )
-    if settings.sandbox != "bwrap" or not networked or not store_url:
+    if not networked or not store_url:
         return
-    here = store_on_this_host(store_url)
+    if settings.sandbox == "docker":
+        refuse_store_on_docker_network(store_url)
+        return
+    here = store_on_this_host(store_url) if settings.sandbox == "bwrap" else None
     if here is not None:
         raise UnsandboxedRefused(
             f"refusing to give agents the network in the bwrap sandbox: it shares this host's "
@@ -186,6 +190,19 @@ def sealed_paths(
     if settings.work_root:
         sealed.append(Path(settings.work_root).resolve())
     return tuple(sealed)
+
+
+def refuse_store_on_docker_network(store_url: str) -> None:
+    """With the network, a container on docker's bridge reaches every address of this host but
+    its loopback: a store listening on one of them would be an agent's to write."""
+    here = store_on_this_host(store_url, through_loopback=False)
+    if here is not None:
+        raise UnsandboxedRefused(
+            f"refusing to give agents the network in the docker sandbox: a container on its "
+            f"bridge reaches this host's addresses, and the store is on this host ({here}), so "
+            "an agent could write its own verdicts; reach the store through 127.0.0.1 (which "
+            "containers do not reach) or use a store on another host that requires a password"
+        )
 
 
 def store_files(url: str | None) -> tuple[Path, ...]:

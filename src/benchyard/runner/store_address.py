@@ -66,16 +66,18 @@ def store_endpoints(url: str) -> StoreEndpoints:
     return StoreEndpoints(frozenset(addresses), tuple(sockets), names, frozenset(local))
 
 
-def store_on_this_host(url: str) -> str | None:
+def store_on_this_host(url: str, *, through_loopback: bool = True) -> str | None:
     """Why a server store is on this host (a local address its host resolves to, a Unix socket),
-    as a phrase; None when it is elsewhere, or a SQLite file."""
+    as a phrase; None when it is elsewhere, or a SQLite file. Without `through_loopback` (a
+    sandbox whose network does not reach the host's loopback nor its sockets: docker's bridge),
+    only an address of one of this host's other interfaces counts."""
     if url.startswith("sqlite"):
         return None
     endpoints = store_endpoints(url)
-    if endpoints.sockets:
+    if endpoints.sockets and through_loopback:
         return f"reached through the Unix socket {endpoints.sockets[0]}"
     for address, _ in sorted(endpoints.addresses):
-        if is_local_address(address):
+        if is_local_address(address) and (through_loopback or not _loopback(address)):
             names = ", ".join(name for name in endpoints.names if name != address)
             named = f"{names}, which is {address}" if names else address
             return f"it listens on {named}, an address of this host"
@@ -121,3 +123,14 @@ def _resolved(host: str) -> set[str]:
     except (OSError, UnicodeError):
         return set()
     return {str(entry[4][0]) for entry in found}
+
+
+def _loopback(address: str) -> bool:
+    """A loopback or unspecified address (which connects to loopback)."""
+    try:
+        parsed = ipaddress.ip_address(address.split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped is not None:
+        parsed = parsed.ipv4_mapped
+    return parsed.is_loopback or parsed.is_unspecified
