@@ -15,6 +15,7 @@ RAY_STAMP := $(VENV)/.ray-stamp
 .PHONY: setup demo demo-local test test-sqlite test-postgres lint bench clean
 
 $(STAMP): pyproject.toml
+	bash scripts/ensure-python.sh $(PYTHON)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e '.[dev]'

@@ -4,15 +4,22 @@
 #   usage: scripts/ensure-sandboxes.sh [--bwrap-only]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/as-root.sh
 
-install() {
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
-}
-
-command -v bwrap >/dev/null 2>&1 || install bubblewrap
+command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+# Ubuntu 24.04: AppArmor keeps unprivileged users from making the user namespaces bwrap needs.
+knob=/proc/sys/kernel/apparmor_restrict_unprivileged_userns
+if [ "$(id -u)" != 0 ] && [ -e "$knob" ] && [ "$(cat "$knob")" != 0 ]; then
+  echo "ensure-sandboxes: setting kernel.apparmor_restrict_unprivileged_userns=0 so that bwrap can make namespaces" >&2
+  as_root sysctl -w kernel.apparmor_restrict_unprivileged_userns=0 >/dev/null
+fi
+if ! bwrap --ro-bind / / --unshare-all --die-with-parent true; then
+  echo "ensure-sandboxes: bwrap is installed but cannot make a sandbox here (the line above says why)" >&2
+  exit 1
+fi
 [ "${1:-}" = --bwrap-only ] && exit 0
 
-command -v dockerd >/dev/null 2>&1 || install docker.io
+command -v dockerd >/dev/null 2>&1 || apt_install docker.io
 # A pid file left by an engine that was killed (the process gone, or a zombie) stops a new one.
 clear_stale_pidfile() {
   local file=$1 pid state

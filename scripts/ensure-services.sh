@@ -3,9 +3,10 @@
 # the server if it is down and creates the database if it is missing (a server already up is not
 # enough), then checks that the database answers. Safe to run any number of times.
 set -euo pipefail
+. "$(dirname "$0")/as-root.sh"
 if ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
   if ! command -v pg_ctlcluster >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+    apt_install postgresql
   fi
   version=$(ls /etc/postgresql | sort -V | tail -n 1)
   pg_ctlcluster --skip-systemctl-redirect "$version" main start
