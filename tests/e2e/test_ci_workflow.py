@@ -415,6 +415,7 @@ def test_the_docs_workflow_uses_the_action_and_the_action_uploads_hidden_files()
     )
     for step in steps:  # inputs reach scripts through env:, never pasted into them
         assert "${{" not in step.get("run", ""), step.get("name")
+        assert "run" not in step or step.get("shell") == "bash", step.get("name")  # composite
     documented = (ROOT / "docs" / "ci.md").read_text(encoding="utf-8")
     for name in definition["inputs"]:
         assert f"`{name}`" in documented, name
