@@ -6,7 +6,10 @@ Prints the median wall time with its range and the median ratio to the ideal wit
 the run's start-up (a run of 1 attempt, less its sleep: imports, store, sandbox checks) with the
 ratio left once it is taken off, which is the scheduler's and the sandbox's share. With bwrap,
 also the floor: the same command in bare `bwrap` sandboxes at the same concurrency (what
-bubblewrap alone costs on this machine).
+bubblewrap alone costs on this machine). Each measure runs in a fresh cgroup of the bench's own
+(bench/common.py: CpuCounter), and its CPU is printed beside its wall time: every process it
+started, sandboxed ones included, with what RUSAGE_CHILDREN saw of it (blind inside bwrap); where
+no cgroup can be made, the output says so and the CPU is RUSAGE_CHILDREN's.
 benchyard's bytecode is compiled once, into a scratch PYTHONPYCACHEPREFIX, as an installed package
 has it (whatever PYTHONDONTWRITEBYTECODE says).
 Run: .venv/bin/python bench/concurrency.py
@@ -16,12 +19,22 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import statistics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, as_installed, interleaved, spread, trivial_benchmark, wall_time
+from common import (
+    BENCHYARD,
+    Timing,
+    as_installed,
+    cgroup_timed,
+    cpu_counter,
+    interleaved,
+    spread,
+    trivial_benchmark,
+    wall_time,
+)
 from sandbox import BARE_BWRAP, spawn_all
 
 ATTEMPTS = 500
@@ -31,26 +44,30 @@ REPEATS = 5
 SANDBOXES = {"none": ["--sandbox", "none", "--allow-unsandboxed"], "bwrap": ["--sandbox", "bwrap"]}
 
 
-def _timed(command: list[str]) -> Callable[[], float]:
-    return lambda: wall_time(command)
-
-
-def _bare_bwrap(agent: str) -> Callable[[], float]:
+def _bare_bwrap(agent: str, timings: list[Timing]) -> Callable[[], float]:
     """What bubblewrap alone costs at this concurrency: the agent's command in bare bwrap
-    sandboxes, ATTEMPTS of them, CONCURRENCY at once."""
+    sandboxes, ATTEMPTS of them, CONCURRENCY at once, in one fresh cgroup."""
 
     def measure() -> float:
-        started = time.perf_counter()
-        command = [*BARE_BWRAP, "/bin/sh", "-c", agent]
-        asyncio.run(spawn_all(command, ATTEMPTS, CONCURRENCY))
-        return time.perf_counter() - started
+        with cpu_counter().measuring() as measuring:
+            command = [*BARE_BWRAP, "/bin/sh", "-c", agent]
+            asyncio.run(spawn_all(command, ATTEMPTS, CONCURRENCY, measuring.enter))
+        assert measuring.timing is not None
+        timings.append(measuring.timing)
+        return measuring.timing.wall
 
     return measure
 
 
-def _start_up(one_attempt: list[str]) -> Callable[[], float]:
+def _start_up(one_attempt: list[str], timings: list[Timing]) -> Callable[[], float]:
     """The run's fixed cost: a run of one attempt, less the attempt's sleep."""
-    return lambda: wall_time(one_attempt) - SLEEP_SEC
+    run = cgroup_timed(one_attempt, timings)
+    return lambda: run() - SLEEP_SEC
+
+
+def _cpu(timings: list[Timing]) -> str:
+    rusage = statistics.median(t.rusage_cpu for t in timings)
+    return f"CPU s {spread([t.cpu for t in timings])} (RUSAGE_CHILDREN saw {rusage:.3g})"
 
 
 def main() -> None:
@@ -69,20 +86,24 @@ def main() -> None:
         wall_time([*run, "--agent", "oracle", "--limit", "1"])  # create the store
         run += ["--agent-cmd", agent, "-j", str(CONCURRENCY)]
         measures = {}
+        timings: dict[str, list[Timing]] = {}
         if "bwrap" in sandboxes:
-            measures["bwrap floor"] = _bare_bwrap(agent)
+            measures["bwrap floor"] = _bare_bwrap(agent, timings.setdefault("bwrap floor", []))
         for name, options in sandboxes.items():
-            measures[name] = _timed([*run, *options])
-            measures[f"{name} start-up"] = _start_up([*run, *options, "--limit", "1"])
+            measures[name] = cgroup_timed([*run, *options], timings.setdefault(name, []))
+            up = f"{name} start-up"
+            measures[up] = _start_up([*run, *options, "--limit", "1"], timings.setdefault(up, []))
         values = interleaved(measures, REPEATS)
     print(
         f"{ATTEMPTS} attempts of a {SLEEP_SEC:g} s agent at concurrency {CONCURRENCY}; "
         f"ideal {ideal:.2f} s; {REPEATS} interleaved repetitions: median (range)"
     )
+    print(cpu_counter().note)
     if "bwrap floor" in values:
         floor = values["bwrap floor"]
         print(
             f"bare bwrap wall {spread(floor):<24} ratio to ideal {spread([v / ideal for v in floor])}"
+            f"  {_cpu(timings['bwrap floor'])}"
         )
     for name in sandboxes:
         seconds, start_up = values[name], values[f"{name} start-up"]
@@ -91,6 +112,7 @@ def main() -> None:
             f"{spread([value / ideal for value in seconds]):<24} start-up {spread(start_up):<24}"
             f"ratio without start-up "
             f"{spread([(value - up) / ideal for value, up in zip(seconds, start_up, strict=True)])}"
+            f"  {_cpu(timings[name])}; start-up {_cpu(timings[f'{name} start-up'])}"
         )
 
 

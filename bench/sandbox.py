@@ -8,29 +8,38 @@ own start-up. The floor runs the very same `/bin/sh -c` command line in a bare `
 host bound at once), so that any difference is benchyard's own work, not a heavier interpreter.
 `--sandbox none` is measured beside them.
 
-Prints, per measure, the median wall time with its range, the median ratio to the floor measured
-next to it, and the harness's overhead per attempt: (run - floor) / attempts, in ms of wall time
-at this concurrency; then the same for bwrap with the run's start-up taken off (a run of 1
-attempt: imports, store, the sandbox's checks), which leaves the per-attempt work.
+Every measure runs in a fresh cgroup of the bench's own (bench/common.py: CpuCounter), so that its
+CPU counts every process it started, those inside the bwrap sandboxes and in benchyard's
+per-attempt cgroups included: RUSAGE_CHILDREN sees none of them (printed beside it). Where no
+cgroup can be made, the first line says so and the CPU figures are RUSAGE_CHILDREN's.
+
+Prints, per measure, the median wall time and CPU with their ranges, the median ratios to the
+floor measured next to it (wall and CPU), and the harness's overhead per attempt: (run - floor) /
+attempts, in ms of wall time at this concurrency and of CPU; then issue 27 item 4's figures for
+bwrap: the whole run over the floor, and the run with its start-up taken off (a run of 1 attempt:
+imports, store, the sandbox's checks, one attempt) over the floor, which leaves the per-attempt
+work; wall and CPU, each repetition over the floor measured next to it.
 benchyard's bytecode is compiled once, into a scratch PYTHONPYCACHEPREFIX, as an installed package
 has it (whatever PYTHONDONTWRITEBYTECODE says).
-Run: .venv/bin/python bench/sandbox.py
+Run: .venv/bin/python bench/sandbox.py (BENCH_SANDBOX_ATTEMPTS, BENCH_SANDBOX_REPEAT: a quicker look)
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import statistics
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 from common import (
     BENCHYARD,
+    Timing,
     as_installed,
+    cpu_counter,
     interleaved,
     ratios,
     spread,
@@ -38,9 +47,9 @@ from common import (
     wall_time,
 )
 
-ATTEMPTS = 200
+ATTEMPTS = int(os.environ.get("BENCH_SANDBOX_ATTEMPTS", "200"))
 CONCURRENCY = 8
-REPEATS = 5
+REPEATS = int(os.environ.get("BENCH_SANDBOX_REPEAT", "5"))
 # The system's interpreter without site: a venv's or pyenv's .pth files cost ~50 ms per start.
 AGENT = (
     "/usr/bin/python3 -I -S -c \"import os; print(int(os.environ['BENCHYARD_SCENARIO_ID'][1:]))\""
@@ -53,14 +62,17 @@ BARE_BWRAP = [
 FLOOR_ENV = {"PATH": "/usr/bin:/bin", "BENCHYARD_SCENARIO_ID": "s00001"}
 
 
-async def spawn_all(argv: list[str], count: int, concurrency: int) -> None:
-    """Start `argv` `count` times, `concurrency` at once; a failed one stops the bench."""
+async def spawn_all(
+    argv: list[str], count: int, concurrency: int, enter: Callable[[], None] | None = None
+) -> None:
+    """Start `argv` `count` times, `concurrency` at once, each through `enter` (a preexec_fn: the
+    measure's cgroup); a failed one stops the bench."""
     limit = asyncio.Semaphore(concurrency)
 
     async def one() -> None:
         async with limit:
             process = await asyncio.create_subprocess_exec(
-                *argv, env=FLOOR_ENV, stdout=subprocess.PIPE
+                *argv, env=FLOOR_ENV, stdout=subprocess.PIPE, preexec_fn=enter
             )
             await process.communicate()
             if process.returncode != 0:
@@ -69,17 +81,29 @@ async def spawn_all(argv: list[str], count: int, concurrency: int) -> None:
     await asyncio.gather(*(one() for _ in range(count)))
 
 
-def floor_sec() -> float:
-    started = time.perf_counter()
-    asyncio.run(spawn_all([*BARE_BWRAP, "/bin/sh", "-c", AGENT], ATTEMPTS, CONCURRENCY))
-    return time.perf_counter() - started
-
-
-def benchyard_run(run: list[str], db: str) -> Callable[[], float]:
-    """A measure: the whole `run` command's wall time, refused unless every attempt passed."""
+def floor_sec(timings: list[Timing]) -> Callable[[], float]:
+    """A measure: ATTEMPTS bare bwrap spawns of the agent's command, CONCURRENCY at once, in one
+    fresh cgroup; its wall seconds, its Timing appended to `timings`."""
 
     def measure() -> float:
-        seconds = wall_time(run)
+        with cpu_counter().measuring() as measuring:
+            argv = [*BARE_BWRAP, "/bin/sh", "-c", AGENT]
+            asyncio.run(spawn_all(argv, ATTEMPTS, CONCURRENCY, measuring.enter))
+        assert measuring.timing is not None
+        timings.append(measuring.timing)
+        return measuring.timing.wall
+
+    return measure
+
+
+def benchyard_run(
+    run: list[str], db: str, timings: list[Timing], attempts: int = ATTEMPTS
+) -> Callable[[], float]:
+    """A measure: the whole `run` command (in a fresh cgroup), refused unless every one of its
+    `attempts` passed; its wall seconds, its Timing appended to `timings`."""
+
+    def measure() -> float:
+        timing = cpu_counter().run(run)
         report = subprocess.run(
             [*BENCHYARD, "report", "latest", "--format", "json", "--db", db],
             capture_output=True,
@@ -87,16 +111,19 @@ def benchyard_run(run: list[str], db: str) -> Callable[[], float]:
             check=True,
         )
         passed = json.loads(report.stdout)["summary"]["passed"]
-        if passed != ATTEMPTS:
+        if passed != attempts:
             raise SystemExit(
-                f"only {passed} of {ATTEMPTS} attempts passed: the figures mean nothing"
+                f"only {passed} of {attempts} attempts passed: the figures mean nothing"
             )
-        return seconds
+        timings.append(timing)
+        return timing.wall
 
     return measure
 
 
 def main() -> None:
+    counter = cpu_counter()
+    timings: dict[str, list[Timing]] = {name: [] for name in MEASURES}
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         as_installed(root)  # bytecode compiled in the warm-up run, not at every start
@@ -105,37 +132,67 @@ def main() -> None:
         run = [*BENCHYARD, "run", str(bench), "--agent-cmd", AGENT, "--db", db, "-q"]
         run += ["-j", str(CONCURRENCY)]
         wall_time([*run, "--limit", "1"])  # create the store and warm the file cache
-        values = interleaved(
+        bwrap = [*run, "--sandbox", "bwrap"]
+        interleaved(
             {
-                "floor": floor_sec,
-                "bwrap": benchyard_run([*run, "--sandbox", "bwrap"], db),
-                "start-up": lambda: wall_time([*run, "--sandbox", "bwrap", "--limit", "1"]),
-                "none": benchyard_run([*run, "--sandbox", "none", "--allow-unsandboxed"], db),
+                "floor": floor_sec(timings["floor"]),
+                "bwrap": benchyard_run(bwrap, db, timings["bwrap"]),
+                "start-up": benchyard_run([*bwrap, "--limit", "1"], db, timings["start-up"], 1),
+                "none": benchyard_run(
+                    [*run, "--sandbox", "none", "--allow-unsandboxed"], db, timings["none"]
+                ),
             },
             REPEATS,
         )
+    report(counter.note, timings)
+
+
+MEASURES = ("floor", "bwrap", "start-up", "none")
+
+
+def report(note: str, timings: dict[str, list[Timing]]) -> None:
+    wall = {name: [t.wall for t in values] for name, values in timings.items()}
+    cpu = {name: [t.cpu for t in values] for name, values in timings.items()}
     print(f"{ATTEMPTS} attempts at concurrency {CONCURRENCY}, {REPEATS} interleaved repetitions")
     print(f"agent and floor command: {AGENT}")
-    print("                                 wall s (median, range)        ratio to floor")
-    print(f"floor: bare bwrap + the command  {spread(values['floor']):<28}")
-    for name in ("bwrap", "none"):
+    print(note)
+    print("median (range, n); ratios: each repetition over the floor measured next to it")
+    for name, label in (
+        ("floor", "floor: bare bwrap + the command"),
+        ("bwrap", "benchyard run, --sandbox bwrap"),
+        ("none", "benchyard run, --sandbox none"),
+        ("start-up", "start-up: a run of 1 in bwrap"),
+    ):
+        rusage = statistics.median(t.rusage_cpu for t in timings[name])
         print(
-            f"benchyard run, --sandbox {name:<6}  {spread(values[name]):<28}  "
-            f"{spread(ratios(values[name], values['floor'])):<24}  "
-            f"overhead {_overhead_ms(values[name], values['floor']):+.1f} ms/attempt"
+            f"{label:<33} wall s {spread(wall[name]):<26} CPU s {spread(cpu[name]):<26} "
+            f"(RUSAGE_CHILDREN saw {rusage:.3g})"
         )
-    print(f"bwrap over none: {spread(ratios(values['bwrap'], values['none']))}")
-    start_up = values["start-up"]
-    without = [run - up for run, up in zip(values["bwrap"], start_up, strict=True)]
+    print("issue 27 item 4, as ratios to the bare-bwrap floor:")
+    without = {
+        kind: [run - up for run, up in zip(values["bwrap"], values["start-up"], strict=True)]
+        for kind, values in (("wall", wall), ("CPU", cpu))
+    }
+    rows = (
+        ("benchyard run, bwrap, whole", wall["bwrap"], cpu["bwrap"]),
+        ("benchyard run, bwrap, less start-up", without["wall"], without["CPU"]),
+        ("benchyard run, none, whole", wall["none"], cpu["none"]),
+    )
+    for label, wall_values, cpu_values in rows:
+        print(
+            f"  {label:<37} wall x {spread(ratios(wall_values, wall['floor'])):<24} "
+            f"CPU x {spread(ratios(cpu_values, cpu['floor'])):<24} "
+            f"overhead {_overhead_ms(wall_values, wall['floor']):+.1f} ms wall, "
+            f"{_overhead_ms(cpu_values, cpu['floor']):+.1f} ms CPU per attempt"
+        )
     print(
-        f"start-up (a run of 1 attempt in bwrap): {spread(start_up)}; without it, bwrap's ratio "
-        f"{spread(ratios(without, values['floor']))}, "
-        f"overhead {_overhead_ms(without, values['floor']):+.1f} ms/attempt"
+        f"bwrap over none: wall x {spread(ratios(wall['bwrap'], wall['none']))}, "
+        f"CPU x {spread(ratios(cpu['bwrap'], cpu['none']))}"
     )
 
 
 def _overhead_ms(values: list[float], floors: list[float]) -> float:
-    """The median of each repetition's (run - floor) per attempt, in ms."""
+    """The median of each repetition's (run - floor) per attempt, in ms (of wall time or CPU)."""
     return statistics.median(
         (value - floor) / ATTEMPTS * 1000 for value, floor in zip(values, floors, strict=True)
     )

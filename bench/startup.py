@@ -2,7 +2,9 @@
 attempt (the in-process oracle and one `equals` check: no agent process, no sandbox started), each
 against the floor measured next to it, a bare `python -c pass` of the same interpreter.
 
-Medians of REPEATS interleaved repetitions: wall and CPU (the process's user + system) ms, wall
+Medians of REPEATS interleaved repetitions: wall and CPU (user + system of every process the
+command started, counted in a fresh cgroup per run: bench/common.py's CpuCounter, whose line
+says how it counted; none of these commands starts a sandbox, so RUSAGE_CHILDREN agrees) ms, wall
 seconds with their range, and the wall ratio to the floor with its range. The commands compile
 their bytecode once, into a scratch PYTHONPYCACHEPREFIX (as an installed package has it, whatever
 PYTHONDONTWRITEBYTECODE says), in a warm-up run that is not measured.
@@ -19,7 +21,18 @@ import sys
 import tempfile
 from pathlib import Path
 
-from common import BENCHYARD, as_installed, interleaved, ratios, spread, timed, trivial_benchmark
+from common import (
+    BENCHYARD,
+    Timing,
+    as_installed,
+    cgroup_timed,
+    cpu_counter,
+    interleaved,
+    ratios,
+    spread,
+    timed,
+    trivial_benchmark,
+)
 
 REPEATS = 7
 FLOOR = "floor: python -c pass"
@@ -32,7 +45,7 @@ def _measured(cwd: Path) -> str:
 
 
 def main() -> None:
-    cpu: dict[str, list[float]] = {}
+    cpu: dict[str, list[Timing]] = {}
     with tempfile.TemporaryDirectory() as name:
         scratch = Path(name)
         as_installed(scratch)
@@ -47,13 +60,14 @@ def main() -> None:
             "benchyard run, 1 trivial attempt": [*run, "--db", f"sqlite:///{scratch / 'run.db'}"],
         }
         measures = {
-            label: timed(command, cpu.setdefault(label, []), scratch)
+            label: cgroup_timed(command, cpu.setdefault(label, []), scratch)
             for label, command in commands.items()
         }
         timed([*run, "--db", read_db], [], scratch)()  # the run that runs and show read
         for measure in measures.values():
             measure()  # warm-up: bytecode compiled, files cached, the run's store created
         print(f"benchyard measured: {_measured(scratch)}")
+        print(cpu_counter().note)
         for times in cpu.values():
             times.clear()
         values = interleaved(measures, REPEATS)
@@ -63,7 +77,7 @@ def main() -> None:
     for label, times in values.items():
         line = (
             f"{label:34} {statistics.median(times) * 1000:8.0f}"
-            f" {statistics.median(cpu[label]) * 1000:7.0f}  {spread(times):>26}"
+            f" {statistics.median(t.cpu for t in cpu[label]) * 1000:7.0f}  {spread(times):>26}"
         )
         if label != FLOOR:
             line += f"  {spread(ratios(times, values[FLOOR]))}"
