@@ -137,7 +137,8 @@ def propose_update(
 ) -> Proposal:
     """A pending proposal to change a benchmark on disk: `scenarios` are added (a new id) or
     replace the scenario of the same id; `remove` drops scenarios; `files` adds or replaces files
-    (fixtures) by relative path; `version` sets benchmark.yaml's version."""
+    (fixtures) by relative path; `version` sets benchmark.yaml's version (by default the current
+    one bumped: `bumped_version`), so that accepting it makes a new version."""
     loaded = _editable(benchmark)
     draft = _checked(scenarios, remove, files or {})
     if scenario_file is not None:
@@ -370,10 +371,13 @@ def _update_changes(
             raise ProposalRefused(f"files: '{path}' holds scenarios or the manifest; propose them")
         originals.setdefault(path, current(path))
         texts[path] = text
-    if version is not None:
+    edited = any(texts[path] != originals.get(path) for path in texts)
+    if version is not None or (edited and current(MANIFEST) is not None):  # a new version
         manifest = current(MANIFEST) or ""
         originals.setdefault(MANIFEST, manifest)
-        texts[MANIFEST] = _with_version(manifest, str(version))
+        texts[MANIFEST] = _with_version(
+            manifest, str(version) if version is not None else bumped_version(loaded.version)
+        )
     changes = [
         FileChange(path, originals.get(path), after)
         for path, after in sorted(texts.items())
@@ -404,6 +408,17 @@ def _home_for(loaded: Benchmark, scenario: dict[str, Any], current: Any) -> str:
         if scenario_text.can_append(current(path) or "", _suffix(path)):
             return path
     return DEFAULT_NEW_FILE
+
+
+def bumped_version(version: str) -> str:
+    """The version an accepted change gets when the proposal names none: the last number in it
+    plus one ('1.0' -> '1.1', '3' -> '4', 'v2-beta' -> 'v3-beta'), or '.1' added when it holds
+    none. So runs before and after it are told apart by version, not only by content."""
+    numbers = list(re.finditer(r"\d+", version))
+    if not numbers:
+        return f"{version}.1"
+    last = numbers[-1]
+    return f"{version[: last.start()]}{int(last.group()) + 1}{version[last.end() :]}"
 
 
 def _with_version(manifest: str, version: str) -> str:

@@ -33,7 +33,11 @@ from benchyard.report.model import (
     ScenarioRow,
 )
 from benchyard.report.stats import (
+    clustered_mean,
+    clustered_proportion_interval,
     mcnemar_exact,
+    mcnemar_standard_error,
+    minimum_detectable_effect,
     paired_difference_interval,
     percentile,
     ratio,
@@ -72,17 +76,27 @@ def compare_runs(
     if len(runs) < 2:
         raise CompareRefused("give at least two runs: a baseline and a run to compare with it")
     if not allow_version_mismatch:
-        check_same_benchmark(runs)
+        check_same_benchmark(runs, whole=False)
     sides = [_side(store, run, merged) for run in runs]
     baseline = sides[0]
+    versions = [scenario_versions(baseline, side) for side in sides[1:]]
+    if not allow_version_mismatch:
+        for side, found in zip(sides[1:], versions, strict=True):
+            check_versions(baseline, side, found)
     if not allow_partial:
         for side in sides:
             check_whole(side, baseline)
-    scenarios, unchanged = _rows([side.outcomes for side in sides], list_unchanged)
+    edited = [set(v.changed) for v in versions]
+    scenarios, unchanged = _rows(
+        [side.outcomes for side in sides], list_unchanged, edited, allow_version_mismatch
+    )
     return Comparison(
         alpha=alpha,
         baseline=baseline.figures,
-        candidates=[_candidate(baseline, side, alpha) for side in sides[1:]],
+        candidates=[
+            _candidate(baseline, side, alpha, found, paired_anyway=allow_version_mismatch)
+            for side, found in zip(sides[1:], versions, strict=True)
+        ],
         scenarios=scenarios,
         unchanged=unchanged,
         unchanged_listed=list_unchanged,
@@ -148,6 +162,95 @@ def check_whole(side: _Side, baseline: _Side) -> None:
         )
 
 
+@dataclass(frozen=True)
+class ScenarioVersions:
+    """Which scenarios of two runs changed between them, by each attempt's own scenario hash."""
+
+    changed: list[str]  # in both runs, with another scenario hash
+    unknown: list[str]  # a run's attempt has no scenario hash (recorded before migration 0015)
+    shared: int  # scenarios in both runs
+    whole_same: bool  # the runs' whole-benchmark hashes are the same
+
+    @property
+    def per_scenario(self) -> bool:
+        """Whether the scenario hashes decide (else the whole-benchmark hash does, as before)."""
+        return self.whole_same or not self.unknown
+
+
+def scenario_versions(baseline: _Side, side: _Side) -> ScenarioVersions:
+    """The scenarios in both runs whose own content hash differs, and those that cannot be told
+    (an attempt recorded before per-scenario hashes). Runs of the same whole-benchmark hash have
+    every scenario unchanged."""
+    return versions_between(
+        baseline.run,
+        side.run,
+        scenario_hashes(baseline.outcomes.values()),
+        scenario_hashes(side.outcomes.values()),
+    )
+
+
+def versions_between(
+    first: RunRecord,
+    run: RunRecord,
+    before: Mapping[str, str | None],
+    after: Mapping[str, str | None],
+) -> ScenarioVersions:
+    """`scenario_versions` from each run's scenario hashes (`scenario_hashes`)."""
+    shared = sorted(before.keys() & after.keys())
+    whole_same = not _version_differences(first, run)
+    if whole_same:
+        return ScenarioVersions([], [], len(shared), True)
+    unknown = [sid for sid in shared if None in (before[sid], after[sid])]
+    changed = [sid for sid in shared if sid not in unknown and before[sid] != after[sid]]
+    return ScenarioVersions(changed, unknown, len(shared), False)
+
+
+def _version_differences(run: RunRecord, other: RunRecord) -> list[str]:
+    return [
+        what
+        for what, here, there in (
+            ("version", run.benchmark_version, other.benchmark_version),
+            ("content hash", run.benchmark_hash, other.benchmark_hash),
+        )
+        if here != there
+    ]
+
+
+def scenario_hashes(outcomes: Iterable[Outcome]) -> dict[str, str | None]:
+    """Each scenario's hash; None when one of its attempts has none, or when they disagree."""
+    found: dict[str, str | None] = {}
+    for outcome in outcomes:
+        here = found.setdefault(outcome.scenario_id, outcome.scenario_hash)
+        if here != outcome.scenario_hash:
+            found[outcome.scenario_id] = None
+    return found
+
+
+def check_versions(baseline: _Side, side: _Side, versions: ScenarioVersions) -> None:
+    """Refuse a run of other benchmark content when its scenarios cannot be told apart (attempts
+    recorded before per-scenario hashes: the whole-benchmark hash decides, as before), or when
+    every scenario the two runs share changed; a run where only some scenarios changed is
+    compared on the others."""
+    if versions.whole_same:
+        return
+    run, first = side.run, baseline.run
+    hint = "compare them anyway with --allow-version-mismatch"
+    if versions.unknown:
+        raise CompareRefused(
+            f"run {run.id[:8]} is of {_identity(run)} but the baseline {first.id[:8]} is of "
+            f"{_identity(first)} (different {', '.join(_version_differences(run, first))}), "
+            f"and {len(versions.unknown)} of the "
+            "scenarios they share have attempts recorded before per-scenario hashes (store "
+            "migration 0015), so the whole-benchmark hash decides; " + hint
+        )
+    if versions.shared and len(versions.changed) == versions.shared:
+        raise CompareRefused(
+            f"run {run.id[:8]} is of {_identity(run)} but the baseline {first.id[:8]} is of "
+            f"{_identity(first)}, and every one of the {versions.shared} scenarios they share "
+            "changed: nothing is left to pair; " + hint
+        )
+
+
 def _coverage(settings: Mapping[str, Any]) -> tuple[tuple[str, ...], object]:
     """The part of the benchmark a run's settings select: its filters and its limit."""
     return tuple(str(f) for f in settings.get("filters") or []), settings.get("limit") or None
@@ -183,6 +286,7 @@ def _figures(
     costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
     durations = [o.duration_sec for o in outcomes]
     partial, scope = run_scope(run.parent_run_id, run.settings, len(chain))
+    interval, method = accuracy_interval(outcomes)
     return RunFigures(
         id=run.id,
         lineage=lineage(run),
@@ -194,7 +298,8 @@ def _figures(
         started_at=run.started_at,
         status=run.status,
         accuracy=ratio(passed, counted),
-        accuracy_ci95=wilson_interval(passed, counted),
+        accuracy_ci95=interval,
+        accuracy_ci95_method=method,
         passed=passed,
         counted=counted,
         errors=sum(t.errors for t in tallies),
@@ -208,8 +313,35 @@ def _figures(
     )
 
 
-def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
-    """Refuse runs of different benchmarks, versions or contents, naming what differs."""
+def accuracy_interval(outcomes: Iterable[Outcome]) -> tuple[tuple[float, float] | None, str]:
+    """A run's accuracy interval and how it was computed: Wilson's with one counted attempt per
+    scenario; with epochs, the cluster-robust interval by scenario (a scenario's attempts are not
+    independent trials), falling back to Wilson's when one scenario was counted."""
+    clusters: dict[str, tuple[int, int]] = {}
+    for outcome in outcomes:
+        if _counted(outcome):
+            passed, count = clusters.get(outcome.scenario_id, (0, 0))
+            clusters[outcome.scenario_id] = (passed + (outcome.verdict == "passed"), count + 1)
+    return cluster_interval(list(clusters.values()))
+
+
+def cluster_interval(
+    clusters: Sequence[tuple[int, int]],
+) -> tuple[tuple[float, float] | None, str]:
+    """The accuracy interval of (passed, counted) per scenario: cluster-robust when a scenario
+    has several counted attempts (and two scenarios or more), else Wilson's."""
+    if any(count > 1 for _, count in clusters):
+        interval = clustered_proportion_interval(clusters)
+        if interval is not None:
+            return interval, CLUSTERED_METHOD
+    passed, counted = sum(p for p, _ in clusters), sum(c for _, c in clusters)
+    return wilson_interval(passed, counted), "wilson"
+
+
+def check_same_benchmark(runs: Sequence[RunRecord], whole: bool = True) -> None:
+    """Refuse runs of different benchmarks or profiles, naming what differs; and, when `whole`,
+    of different versions or contents too (compare itself judges those scenario by scenario:
+    `check_versions`)."""
     first = runs[0]
     for run in runs[1:]:
         differs = [
@@ -220,7 +352,7 @@ def check_same_benchmark(runs: Sequence[RunRecord]) -> None:
                 ("content hash", run.benchmark_hash, first.benchmark_hash),
                 ("profile", _profile(run), _profile(first)),
             )
-            if here != there
+            if here != there and (whole or what in ("name", "profile"))
         ]
         if differs:
             raise CompareRefused(
@@ -266,6 +398,10 @@ def run_figures(report: RunReport) -> RunFigures:
     """A report's figures, as a comparison gives them (for `history`)."""
     run, summary = report.run, report.summary
     partial, scope = run_scope(run.parent_run_id, run.settings, len(run.merged_runs))
+    interval, method = summary.accuracy_ci95, "wilson"
+    if report.repeated is not None:  # epochs: each scenario's counted attempts
+        tallies = report.repeated.scenarios.values()
+        interval, method = cluster_interval([(t.successes, t.attempts) for t in tallies])
     return RunFigures(
         id=run.id,
         lineage=lineage_of(run.parent_run_id, run.rescored_from, run.settings),
@@ -277,7 +413,8 @@ def run_figures(report: RunReport) -> RunFigures:
         started_at=run.started_at,
         status=run.status,
         accuracy=summary.accuracy,
-        accuracy_ci95=summary.accuracy_ci95,
+        accuracy_ci95=interval,
+        accuracy_ci95_method=method,
         passed=summary.passed,
         counted=summary.counted,
         errors=summary.errors,
@@ -291,11 +428,19 @@ def run_figures(report: RunReport) -> RunFigures:
     )
 
 
-def _candidate(baseline: _Side, side: _Side, alpha: float) -> CandidateComparison:
-    table, errors = _pair_counts(baseline.outcomes, side.outcomes)
+def _candidate(
+    baseline: _Side,
+    side: _Side,
+    alpha: float,
+    versions: ScenarioVersions,
+    paired_anyway: bool = False,
+) -> CandidateComparison:
+    left_out = set() if paired_anyway else set(versions.changed)
+    table, errors, clusters = _pair_counts(baseline.outcomes, side.outcomes, left_out)
     paired = sum(table.values())
     b, c = table["pass_to_fail"], table["fail_to_pass"]
-    regression = significantly_more(b, c, alpha)
+    accuracy = _accuracy_test(table, clusters)
+    regression = accuracy.p_value < alpha and c < b
     # The error rate's paired change: new errors against errors gone.
     new, gone, both = errors["counted_to_error"], errors["error_to_counted"], errors["both_errored"]
     compared = paired + new + gone + both
@@ -308,12 +453,20 @@ def _candidate(baseline: _Side, side: _Side, alpha: float) -> CandidateCompariso
         paired=paired,
         **table,
         accuracy_delta=(c - b) / paired if paired else None,
-        accuracy_delta_ci95=paired_difference_interval(
-            table["both_passed"], b, c, table["both_failed"]
-        ),
+        accuracy_delta_ci95=accuracy.interval,
         mcnemar_p=mcnemar_exact(b, c),
+        test=accuracy.test,
+        test_reason=accuracy.reason,
+        p_value=accuracy.p_value,
+        accuracy_delta_ci95_method=accuracy.method,
+        naive_accuracy_delta_ci95=accuracy.naive_interval,
+        scenarios_paired=len(clusters),
+        minimum_detectable_effect=accuracy.minimum_detectable_effect,
+        scenario_versions="per scenario" if versions.per_scenario else "whole benchmark",
+        changed_scenarios=versions.changed,
+        changed_paired=paired_anyway and bool(versions.changed),
         significant_regression=regression,
-        significant_improvement=significantly_more(c, b, alpha),
+        significant_improvement=accuracy.p_value < alpha and c > b,
         compared=compared,
         baseline_errors=gone + both,
         errors=new + both,
@@ -332,19 +485,81 @@ def _candidate(baseline: _Side, side: _Side, alpha: float) -> CandidateCompariso
     )
 
 
+@dataclass(frozen=True)
+class _AccuracyTest:
+    """The test of the paired accuracy change, its interval and what it could have detected."""
+
+    test: str
+    reason: str
+    p_value: float
+    interval: tuple[float, float] | None
+    method: str
+    naive_interval: tuple[float, float] | None
+    minimum_detectable_effect: float | None
+
+
+MCNEMAR = "exact McNemar"
+CLUSTERED = "cluster-robust paired z-test by scenario"
+CLUSTERED_METHOD = "cluster-robust by scenario"
+
+
+def _accuracy_test(
+    table: Mapping[str, int], clusters: Mapping[str, tuple[int, int]]
+) -> _AccuracyTest:
+    """With one pair per scenario, the exact McNemar test and Newcombe's interval (the pairs are
+    independent). With epochs, a scenario's pairs are not independent (an agent that fails a
+    scenario tends to fail it every epoch): the test and the interval come from the per-scenario
+    sums of differences with a cluster-robust variance, so that 3 epochs of 10 scenarios do not
+    count as 30 independent cases."""
+    b, c = table["pass_to_fail"], table["fail_to_pass"]
+    paired = sum(table.values())
+    naive = paired_difference_interval(table["both_passed"], b, c, table["both_failed"])
+    epochs = any(count > 1 for _, count in clusters.values())
+    mean = clustered_mean(list(clusters.values())) if epochs else None
+    if mean is None:
+        reason = (
+            "one pair per scenario: the pairs are independent, and the exact test is right "
+            "however few flips there are"
+            if not epochs
+            else "epochs, but one scenario paired: no spread between scenarios to estimate"
+        )
+        mde = minimum_detectable_effect(mcnemar_standard_error(b, c, paired))
+        return _AccuracyTest(MCNEMAR, reason, mcnemar_exact(b, c), naive, "newcombe", naive, mde)
+    reason = (
+        f"epochs: {mean.units} pairs in {mean.clusters} scenarios, and pairs of one scenario are "
+        "not independent, so the variance comes from the per-scenario sums of differences "
+        "(normal approximation; approximate with few scenarios)"
+    )
+    return _AccuracyTest(
+        CLUSTERED,
+        reason,
+        mean.p_value(),
+        mean.interval(),
+        CLUSTERED_METHOD,
+        naive,
+        minimum_detectable_effect(mean.standard_error),
+    )
+
+
 def _pair_counts(
-    before: Mapping[Key, Outcome], after: Mapping[Key, Outcome]
-) -> tuple[dict[str, int], dict[str, int]]:
-    """The 2x2 table of the pairs counted in both runs, and the pairs with an error on a side."""
+    before: Mapping[Key, Outcome], after: Mapping[Key, Outcome], left_out: Collection[str] = ()
+) -> tuple[dict[str, int], dict[str, int], dict[str, tuple[int, int]]]:
+    """The 2x2 table of the pairs counted in both runs, the pairs with an error on a side, and
+    per scenario (sum of paired differences, pairs counted in both); the scenarios `left_out`
+    (changed between the runs) are not paired."""
     table = {"both_passed": 0, "pass_to_fail": 0, "fail_to_pass": 0, "both_failed": 0}
     errors = {"both_errored": 0, "counted_to_error": 0, "pass_to_error": 0, "error_to_counted": 0}
+    clusters: dict[str, tuple[int, int]] = {}
     for key, outcome in before.items():
         other = after.get(key)
-        if other is None:
+        if other is None or key[0] in left_out:
             continue
         counted_before, counted_after = _counted(outcome), _counted(other)
         if counted_before and counted_after:
-            table[_cell(outcome.verdict == "passed", other.verdict == "passed")] += 1
+            passed_before, passed_after = outcome.verdict == "passed", other.verdict == "passed"
+            table[_cell(passed_before, passed_after)] += 1
+            total, count = clusters.get(key[0], (0, 0))
+            clusters[key[0]] = (total + passed_after - passed_before, count + 1)
         elif counted_before:
             errors["counted_to_error"] += 1
             errors["pass_to_error"] += outcome.verdict == "passed"
@@ -352,7 +567,7 @@ def _pair_counts(
             errors["error_to_counted"] += 1
         else:
             errors["both_errored"] += 1
-    return table, errors
+    return table, errors, clusters
 
 
 def _run_deltas(before: RunFigures, after: RunFigures) -> dict[str, float | None]:
@@ -399,13 +614,20 @@ def _category_deltas(
 
 
 def _rows(
-    outcomes: list[dict[Key, Outcome]], list_unchanged: bool
+    outcomes: list[dict[Key, Outcome]],
+    list_unchanged: bool,
+    edited: list[set[str]],
+    paired_anyway: bool = False,
 ) -> tuple[list[ScenarioRow], int]:
-    """The rows to list, flips first, and how many rows have the same verdict in every run."""
+    """The rows to list, flips first, and how many rows have the same verdict in every run;
+    `edited` holds each candidate's changed scenarios, whose rows are not flips unless
+    `paired_anyway`."""
     every = set().union(*outcomes)
     changed = _changed(outcomes)
     listed = every if list_unchanged else changed
-    rows = [_row(key, [by_key.get(key) for by_key in outcomes]) for key in listed]
+    rows = [
+        _row(key, [by_key.get(key) for by_key in outcomes], edited, paired_anyway) for key in listed
+    ]
     return sorted(rows, key=_row_order), len(every) - len(changed)
 
 
@@ -422,14 +644,21 @@ def _changed(outcomes: list[dict[Key, Outcome]]) -> set[Key]:
     return changed
 
 
-def _row(key: Key, found: list[Outcome | None]) -> ScenarioRow:
+def _row(
+    key: Key, found: list[Outcome | None], edited: list[set[str]], paired_anyway: bool
+) -> ScenarioRow:
     category = next(outcome.category for outcome in found if outcome is not None)
+    changed = [key[0] in scenarios for scenarios in edited]
     return ScenarioRow(
         scenario_id=key[0],
         epoch=key[1],
         category=category,
         verdicts=[outcome.verdict if outcome else None for outcome in found],
-        flips=[_flip(found[0], other) for other in found[1:]],
+        flips=[
+            None if was_edited and not paired_anyway else _flip(found[0], other)
+            for other, was_edited in zip(found[1:], changed, strict=True)
+        ],
+        changed=changed,
     )
 
 

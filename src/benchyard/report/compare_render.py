@@ -33,16 +33,22 @@ def _delta_interval(bounds: tuple[float, float] | None) -> str:
     return "—" if bounds is None else f"{bounds[0] * 100:+.1f} to {bounds[1] * 100:+.1f} pts"
 
 
+def _test_label(candidate: CandidateComparison) -> str:
+    """How the headline names the accuracy test: 'McNemar', or the clustered test with epochs."""
+    return "McNemar" if candidate.test == "exact McNemar" else "clustered paired test"
+
+
 def verdict_line(candidate: CandidateComparison, alpha: float) -> str:
     """One sentence: is the change signal or noise? Errors are left out of accuracy, so a change in
     them is named, and is never called "no significant change" (docs/queue-and-compare.md)."""
     c = candidate
-    run, p = c.run.id[:8], c.mcnemar_p
+    run, p = c.run.id[:8], c.p_value
+    test = _test_label(c)
     errors = f"{c.baseline_errors} → {c.errors} errors in {c.compared} pairs"
     errors_changed = bool(c.counted_to_error or c.error_to_counted)
     reasons = []
     if c.significant_regression:
-        reasons.append(f"significant regression (McNemar p = {p:.4g} < {alpha:g})")
+        reasons.append(f"significant regression ({test} p = {p:.4g} < {alpha:g})")
     if c.errors_hide_regression:
         reasons.append(
             f"possible regression hidden by errors: with its {c.pass_to_error} new errors on "
@@ -67,18 +73,18 @@ def verdict_line(candidate: CandidateComparison, alpha: float) -> str:
         worst = c.pass_to_fail + c.pass_to_error  # pass -> fail with the new errors as failures
         if c.pass_to_error and not significantly_more(c.fail_to_pass, worst, alpha):
             return (
-                f"run {run}: accuracy rose on the pairs counted in both (McNemar p = {p:.4g} < "
+                f"run {run}: accuracy rose on the pairs counted in both ({test} p = {p:.4g} < "
                 f"{alpha:g}), but not significantly with its {c.pass_to_error} new errors counted "
                 f"as failures (p = {c.errors_as_failures_p:.4g}){error_note}"
             )
-        return f"run {run}: significant improvement (McNemar p = {p:.4g} < {alpha:g}){error_note}"
+        return f"run {run}: significant improvement ({test} p = {p:.4g} < {alpha:g}){error_note}"
     if errors_changed:
         return (
             f"run {run}: errors changed, {errors} (exact paired p = {c.error_p:.4g}); accuracy "
-            f"on the {c.paired} pairs counted in both is within noise (McNemar p = {p:.4g}, "
+            f"on the {c.paired} pairs counted in both is within noise ({test} p = {p:.4g}, "
             f"alpha {alpha:g})"
         )
-    return f"run {run}: no significant change (McNemar p = {p:.4g}, alpha {alpha:g})"
+    return f"run {run}: no significant change ({test} p = {p:.4g}, alpha {alpha:g})"
 
 
 def provenance_lines(comparison: Comparison) -> list[str]:
@@ -96,19 +102,60 @@ def provenance_lines(comparison: Comparison) -> list[str]:
     return lines
 
 
+def statistics_lines(comparison: Comparison) -> list[str]:
+    """Per run: which test ran and why, how its interval was computed, the smallest difference it
+    could have detected, and the scenarios that changed between the runs (not paired)."""
+    lines = []
+    for c in comparison.candidates:
+        run = c.run.id[:8]
+        interval = (
+            "Newcombe's interval"
+            if c.accuracy_delta_ci95_method == "newcombe"
+            else f"cluster-robust interval over {c.scenarios_paired} scenarios (naive Newcombe "
+            f"{_delta_interval(c.naive_accuracy_delta_ci95)})"
+        )
+        detectable = (
+            "no pair varied, so nothing sizes the smallest detectable difference"
+            if c.minimum_detectable_effect is None
+            else f"smallest difference detectable with power 0.8 at alpha 0.05: "
+            f"±{c.minimum_detectable_effect * 100:.1f} pts"
+        )
+        lines.append(f"run {run}: test: {c.test} ({c.test_reason}); {interval}; {detectable}")
+        lines += _versions_lines(c)
+    return lines
+
+
+def _versions_lines(c: CandidateComparison) -> list[str]:
+    run = c.run.id[:8]
+    lines = []
+    if c.scenario_versions == "whole benchmark":
+        lines.append(
+            f"run {run}: attempts recorded before per-scenario hashes: the whole-benchmark "
+            "version decides, and every scenario is paired (--allow-version-mismatch)"
+        )
+    if c.changed_scenarios:
+        count = len(c.changed_scenarios)
+        what = "paired anyway (--allow-version-mismatch)" if c.changed_paired else "not paired"
+        lines.append(
+            f"run {run}: {count} scenario{'s' if count != 1 else ''} changed since the baseline "
+            f"(own content hash), {what}: {', '.join(c.changed_scenarios)}"
+        )
+    return lines
+
+
 def _errors(run: RunFigures) -> str:
     return f"{run.errors}/{run.attempt_count}"
 
 
 def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
     header = ["run", "agent", "commit", "accuracy", "errors", "95% CI", "Δ accuracy (paired)"]
-    header += ["95% CI of Δ", "pass→fail", "fail→pass", "McNemar p", "Δ error rate (p)"]
-    header += ["Δ cost", "Δ avg turns", "Δ p50 s"]
+    header += ["95% CI of Δ", "pass→fail", "fail→pass", "p (test)", "min. detectable Δ"]
+    header += ["Δ error rate (p)", "Δ cost", "Δ avg turns", "Δ p50 s"]
     base = comparison.baseline
     rows = [
         [base.id[:8] + " (baseline)", base.agent, _commit(base), percent(base.accuracy)]
-        + [_errors(base), interval(base.accuracy_ci95)]
-        + ["—"] * 9
+        + [_errors(base), _run_interval(base)]
+        + ["—"] * 10
     ]
     for candidate in comparison.candidates:
         run = candidate.run
@@ -119,12 +166,13 @@ def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
                 _commit(run),
                 percent(run.accuracy),
                 _errors(run),
-                interval(run.accuracy_ci95),
+                _run_interval(run),
                 _points(candidate.accuracy_delta),
                 _delta_interval(candidate.accuracy_delta_ci95),
                 str(candidate.pass_to_fail),
                 str(candidate.fail_to_pass),
-                f"{candidate.mcnemar_p:.4g}",
+                f"{candidate.p_value:.4g} ({_test_label(candidate)})",
+                _detectable(candidate.minimum_detectable_effect),
                 f"{_points(candidate.error_rate_delta)} (p {candidate.error_p:.4g})",
                 _signed(candidate.cost_delta_usd, "{:+.4f}"),
                 _signed(candidate.avg_turns_delta),
@@ -132,6 +180,16 @@ def summary_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
             ]
         )
     return header, rows
+
+
+def _run_interval(run: RunFigures) -> str:
+    """A run's accuracy interval, '(clustered)' when its epochs made it cluster-robust."""
+    clustered = run.accuracy_ci95_method != "wilson" and run.accuracy_ci95 is not None
+    return interval(run.accuracy_ci95) + (" (clustered)" if clustered else "")
+
+
+def _detectable(effect: float | None) -> str:
+    return "—" if effect is None else f"±{effect * 100:.1f} pts"
 
 
 def category_rows(comparison: Comparison) -> tuple[list[str], list[list[str]]]:
@@ -169,9 +227,12 @@ def scenario_rows(
     header += [c.run.id[:8] for c in comparison.candidates]
     rows = []
     for row in comparison.scenarios:
+        edited = row.changed or [False] * len(row.flips)
         marks = [
-            FLIP_MARKS[flip] or _error_mark(row.verdicts[0], verdict)
-            for verdict, flip in zip(row.verdicts[1:], row.flips, strict=True)
+            FLIP_MARKS[flip]
+            or ("(scenario changed)" if was_edited else "")
+            or _error_mark(row.verdicts[0], verdict)
+            for verdict, flip, was_edited in zip(row.verdicts[1:], row.flips, edited, strict=True)
         ]
         if flips_only and not any(marks):
             continue
@@ -210,6 +271,7 @@ def comparison_markdown(comparison: Comparison, flips_only: bool = False) -> str
         "",
         *(f"- {verdict_line(c, comparison.alpha)}" for c in comparison.candidates),
         *(f"- {md_cell(line)}" for line in provenance_lines(comparison)),
+        *(f"- {md_cell(line)}" for line in statistics_lines(comparison)),
         "",
         *_md_table(*summary_rows(comparison)),
         "",
@@ -235,7 +297,7 @@ def history_rows(points: list[RunFigures]) -> tuple[list[str], list[list[str]]]:
     says so in `scope`, and its accuracy is marked `(partial)`: it is not the benchmark's score.
     A new benchmark version, or the same version with other content, is marked where it starts."""
     header = ["run", "started", "version", "agent", "commit", "status", "scope", "accuracy"]
-    header += ["95% CI", "passed/counted", "errors", "cost"]
+    header += ["95% CI", "0% … 100%", "passed/counted", "errors", "cost"]
     rows = []
     for before, point in zip([None, *points], points, strict=False):
         accuracy = percent(point.accuracy) + (" (partial)" if point.partial else "")
@@ -249,7 +311,8 @@ def history_rows(points: list[RunFigures]) -> tuple[list[str], list[list[str]]]:
                 point.status,
                 point.scope,
                 accuracy,
-                interval(point.accuracy_ci95),
+                _run_interval(point),
+                interval_bar(point.accuracy, point.accuracy_ci95),
                 f"{point.passed}/{point.counted}",
                 _errors(point),
                 money(point.cost_usd),
@@ -264,11 +327,43 @@ def _version(before: RunFigures | None, point: RunFigures) -> str:
     version = point.benchmark.version
     if before is None:
         return version
+    changed = _changed_note(point.changed_scenarios)
     if before.benchmark.version != version:
-        return f"{version} (new version)"
+        return f"{version} (new version{changed})"
     if before.benchmark.hash != point.benchmark.hash:
-        return f"{version} (edited: {point.benchmark.hash[:15]})"
+        return f"{version} (edited: {point.benchmark.hash[:15]}{changed})"
     return version
+
+
+def _changed_note(changed: list[str] | None, shown: int = 3) -> str:
+    """'; 2 scenarios changed: s01, s07' (the first few named), '; no scenario changed', or ''
+    when the runs' attempts do not say (recorded before per-scenario hashes)."""
+    if changed is None:
+        return ""
+    if not changed:
+        return "; no scenario changed"
+    names = ", ".join(changed[:shown]) + (
+        f", +{len(changed) - shown}" if len(changed) > shown else ""
+    )
+    return f"; {len(changed)} scenario{'s' if len(changed) != 1 else ''} changed: {names}"
+
+
+def interval_bar(
+    accuracy: float | None, bounds: tuple[float, float] | None, width: int = 20
+) -> str:
+    """The accuracy and its interval drawn on a 0-100% scale of `width` cells: '·' outside the
+    interval, '─' inside, '●' at the accuracy ('│' at both ends)."""
+    if accuracy is None or bounds is None:
+        return ""
+
+    def cell(value: float) -> int:
+        return min(width - 1, max(0, int(value * width)))
+
+    low, high, at = cell(bounds[0]), cell(bounds[1]), cell(accuracy)
+    return "".join(
+        "●" if i == at else "│" if i in (low, high) else "─" if low < i < high else "·"
+        for i in range(width)
+    )
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -323,6 +418,7 @@ def comparison_rich(comparison: Comparison, flips_only: bool = False) -> list[Re
     return [
         *(Text(verdict_line(c, comparison.alpha)) for c in comparison.candidates),
         *(Text(line) for line in provenance_lines(comparison)),
+        *(Text(line) for line in statistics_lines(comparison)),
         rich_table("runs", *summary_rows(comparison)),
         rich_table("categories", *category_rows(comparison)),
         PlainTable("scenarios (flips first)", *scenario_rows(comparison, flips_only)),

@@ -1,21 +1,43 @@
-"""The score of a benchmark over runs, oldest first: commit, date, accuracy with its interval, cost."""
+"""The score of a benchmark over runs, oldest first: commit, date, accuracy with its interval
+(cluster-robust by scenario with epochs), cost, and the scenarios that changed since the run
+before (by each attempt's own scenario hash)."""
 
 from __future__ import annotations
 
 from benchyard.report.build import build_report
-from benchyard.report.compare import run_figures
+from benchyard.report.compare import run_figures, scenario_hashes, versions_between
 from benchyard.report.model import RunFigures
+from benchyard.store.outcomes import final_outcomes
+from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
 
 def benchmark_history(
     store: Store, benchmark: str, agent: str | None = None, limit: int | None = None
 ) -> list[RunFigures]:
-    """The newest `limit` runs of `benchmark` (of one agent, if given), oldest first."""
+    """The newest `limit` runs of `benchmark` (of one agent, if given), oldest first; each says
+    which scenarios changed since the run before (`changed_scenarios`; None where its attempts
+    were recorded before per-scenario hashes)."""
     runs = [
         run
         for run in store.list_runs(benchmark=benchmark)
         if (agent is None or run.agent_name == agent) and run.kind == "benchmark"
     ]
-    chosen = runs[:limit] if limit else runs
-    return [run_figures(build_report(store, run)) for run in reversed(chosen)]
+    chosen = list(reversed(runs[:limit] if limit else runs))
+    points = []
+    before: tuple[RunRecord, dict[str, str | None]] | None = None
+    for run in chosen:
+        hashes = scenario_hashes(final_outcomes(store, [run.id]).values())
+        figures = run_figures(build_report(store, run))
+        if before is not None:
+            figures.changed_scenarios = _changed(before[0], run, before[1], hashes)
+        points.append(figures)
+        before = run, hashes
+    return points
+
+
+def _changed(
+    first: RunRecord, run: RunRecord, before: dict[str, str | None], after: dict[str, str | None]
+) -> list[str] | None:
+    versions = versions_between(first, run, before, after)
+    return versions.changed if versions.per_scenario else None

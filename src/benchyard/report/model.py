@@ -242,6 +242,12 @@ class RunFigures(ReportModel):
     status: str
     accuracy: float | None
     accuracy_ci95: tuple[float, float] | None
+    accuracy_ci95_method: str = Field(
+        default="wilson",
+        description="How accuracy_ci95 was computed: 'wilson' (one attempt per scenario: "
+        "independent trials) or 'cluster-robust by scenario' (epochs: a scenario's attempts are "
+        "not independent, so the interval comes from the spread between scenarios).",
+    )
     passed: int
     counted: int
     errors: int = Field(default=0, description="Final attempts left out of accuracy as errors.")
@@ -250,6 +256,12 @@ class RunFigures(ReportModel):
     avg_turns: float | None
     p50_sec: float | None
     total_attempt_sec: float
+    changed_scenarios: list[str] | None = Field(
+        default=None,
+        description="In history: the scenarios (ids) whose own content hash differs from the run "
+        "before's; None for the first run, or when a run's attempts were recorded before "
+        "per-scenario hashes (the benchmark version and hash say what changed).",
+    )
     partial: bool = Field(
         default=False,
         description="The run covered part of its benchmark: a rerun, filters or a limit "
@@ -285,7 +297,47 @@ class CandidateComparison(ReportModel):
         description="Newcombe's hybrid score interval for a paired difference."
     )
     mcnemar_p: float = Field(description="Exact two-sided McNemar p-value on the discordant pairs.")
-    significant_regression: bool = Field(description="A drop with mcnemar_p < alpha.")
+    test: str = Field(
+        default="exact McNemar",
+        description="The test that decides significance: 'exact McNemar' (one attempt per "
+        "scenario) or 'cluster-robust paired z-test by scenario' (epochs).",
+    )
+    test_reason: str = Field(default="", description="Why that test ran.")
+    p_value: float = Field(
+        default=1.0, description="The two-sided p-value of `test` (mcnemar_p for McNemar)."
+    )
+    accuracy_delta_ci95_method: str = Field(
+        default="newcombe",
+        description="'newcombe' (independent pairs) or 'cluster-robust by scenario' (epochs: the "
+        "per-scenario sums of differences, sandwich variance with factor k/(k-1)).",
+    )
+    naive_accuracy_delta_ci95: tuple[float, float] | None = Field(
+        default=None,
+        description="Newcombe's interval taking every pair as independent, for reference when the "
+        "interval is clustered.",
+    )
+    scenarios_paired: int = Field(default=0, description="Scenarios with a pair counted in both.")
+    minimum_detectable_effect: float | None = Field(
+        default=None,
+        description="The smallest accuracy difference (absolute, 0-1) that `test` would find "
+        "with power 0.8 at alpha 0.05 on these pairs: 2.8016 times its standard error (for "
+        "McNemar sqrt(pass_to_fail + fail_to_pass) / paired); None when no pair varied.",
+    )
+    scenario_versions: Literal["per scenario", "whole benchmark"] = Field(
+        default="per scenario",
+        description="How changed scenarios were told apart: by each attempt's own scenario hash, "
+        "or, where a run's attempts were recorded before per-scenario hashes, by the runs' "
+        "whole-benchmark hash.",
+    )
+    changed_scenarios: list[str] = Field(
+        default_factory=list,
+        description="Scenarios in both runs whose own content hash differs: left out of the pairs "
+        "(paired anyway with --allow-version-mismatch: changed_paired).",
+    )
+    changed_paired: bool = Field(
+        default=False, description="The changed scenarios were paired (--allow-version-mismatch)."
+    )
+    significant_regression: bool = Field(description="A drop with p_value < alpha.")
     significant_improvement: bool
     compared: int = Field(
         default=0, description="(scenario, epoch) pairs with a final attempt in both runs."
@@ -344,6 +396,11 @@ class ScenarioRow(ReportModel):
     verdicts: list[str | None] = Field(description="Baseline first, then each candidate.")
     flips: list[Literal["pass_to_fail", "fail_to_pass"] | None] = Field(
         description="Each candidate against the baseline."
+    )
+    changed: list[bool] = Field(
+        default_factory=list,
+        description="Each candidate: the scenario's own content hash differs from the baseline's "
+        "(its rows are not paired unless --allow-version-mismatch).",
     )
 
 

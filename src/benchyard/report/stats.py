@@ -1,13 +1,16 @@
 """Statistics for reports and comparisons: Wilson intervals, percentiles, the exact McNemar test
-(and whether one direction of the discordant pairs is significant), and an interval for a paired
-difference of proportions (accuracies, error rates)."""
+(and whether one direction of the discordant pairs is significant), an interval for a paired
+difference of proportions (accuracies, error rates), the cluster-robust mean and test used when
+epochs make several attempts of one scenario, and the minimum detectable effect."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
-Z_95 = 1.959963984540054
+Z_95 = 1.959963984540054  # two-sided alpha 0.05
+Z_POWER_80 = 0.8416212335729143  # one-sided 0.2: power 0.8
 
 
 def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float] | None:
@@ -82,3 +85,63 @@ def _phi(a: int, b: int, c: int, d: int) -> float:
 def ratio(numerator: float, denominator: int) -> float | None:
     """numerator / denominator, or None when there is nothing to divide by."""
     return numerator / denominator if denominator else None
+
+
+@dataclass(frozen=True)
+class ClusteredMean:
+    """A mean over units grouped in clusters (a scenario's epochs), with its cluster-robust
+    standard error: the units of one cluster are not taken as independent."""
+
+    estimate: float
+    standard_error: float
+    clusters: int
+    units: int
+
+    def interval(
+        self, z: float = Z_95, low: float = -1.0, high: float = 1.0
+    ) -> tuple[float, float]:
+        half = z * self.standard_error
+        return max(low, self.estimate - half), min(high, self.estimate + half)
+
+    def p_value(self) -> float:
+        """Two-sided p-value of the Wald test of a zero mean (normal approximation)."""
+        if self.standard_error == 0:
+            return 1.0 if self.estimate == 0 else 0.0
+        return math.erfc(abs(self.estimate) / self.standard_error / math.sqrt(2))
+
+
+def clustered_mean(clusters: Sequence[tuple[float, int]]) -> ClusteredMean | None:
+    """The mean of units given as (sum, count) per cluster, Σ sums / Σ counts, with the
+    cluster-robust (sandwich) variance and the small-sample factor k / (k - 1):
+    Var = k / (k - 1) · Σ (sum_i - mean · count_i)² / (Σ counts)². None with fewer than two
+    clusters (no variance between clusters to estimate)."""
+    used = [(total, count) for total, count in clusters if count > 0]
+    units = sum(count for _, count in used)
+    if len(used) < 2:
+        return None
+    mean = sum(total for total, _ in used) / units
+    k = len(used)
+    spread = sum((total - mean * count) ** 2 for total, count in used)
+    return ClusteredMean(mean, math.sqrt(k / (k - 1) * spread) / units, k, units)
+
+
+def clustered_proportion_interval(
+    clusters: Sequence[tuple[int, int]], z: float = Z_95
+) -> tuple[float, float] | None:
+    """An interval for a proportion (passed / counted) whose trials come in clusters (the epochs
+    of each scenario): the cluster-robust normal interval, within [0, 1]."""
+    mean = clustered_mean(clusters)
+    return None if mean is None else mean.interval(z, 0.0, 1.0)
+
+
+def minimum_detectable_effect(standard_error: float) -> float | None:
+    """The smallest true difference a two-sided test at alpha 0.05 finds with power 0.8, for a
+    test whose estimate has this standard error (normal approximation):
+    (z_0.975 + z_0.8) · SE = 2.8016 · SE. None when the standard error is 0: the runs showed no
+    variation to size it by."""
+    return (Z_95 + Z_POWER_80) * standard_error if standard_error > 0 else None
+
+
+def mcnemar_standard_error(pass_to_fail: int, fail_to_pass: int, pairs: int) -> float:
+    """The standard error of the paired difference under McNemar's null: sqrt(b + c) / n."""
+    return math.sqrt(pass_to_fail + fail_to_pass) / pairs if pairs else 0.0

@@ -222,6 +222,7 @@ class _AttemptExecutor:
         _apply_failure(record, AgentResult(), failure)
         record.verdict, record.cause = failure.outcome(retried=False, tries=try_number)
         record.threshold = planned.scenario.threshold
+        record.scenario_hash = self.benchmark.scenario_hash(planned.scenario)
         self.writer.add(record, item)
         self.observer.finished_try(record)
 
@@ -272,6 +273,7 @@ class _AttemptExecutor:
         attempt_id = uuid.uuid4().hex
         clock = time.perf_counter()
         record = _blank_record(attempt_id, self.run.id, planned, try_number)
+        record.scenario_hash = self.benchmark.scenario_hash(scenario)
         dirs: AttemptDirs | None = None
         coding: CodingAttempt | None = None
         failure: AttemptFailure | None = None

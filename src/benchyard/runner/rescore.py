@@ -138,6 +138,7 @@ async def _rescored(
         return copy
     outcome.regraded += 1
     copy.threshold = scenario.threshold
+    copy.scenario_hash = None  # graded by the benchmark as it is now, not as the attempt ran
     try:
         graded = await _grade(scenario, attempt, changes, judge)
         copy.verdict = "passed" if graded.passed else "failed"

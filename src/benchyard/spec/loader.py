@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import errno
 import os
@@ -12,7 +13,7 @@ from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 
-from benchyard.spec.hashing import content_hash
+from benchyard.spec.hashing import content_hash, scenario_hash
 from benchyard.spec.models import (
     COMMON_CHECK_KEYS,
     DEFER_TURN_CHECKS,
@@ -44,6 +45,7 @@ class Benchmark:
     content_hash: str
     locations: dict[str, Location] = field(default_factory=dict)
     provenance: dict[str, Any] | None = None  # an imported benchmark's origin (importers/)
+    _scenario_hashes: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -64,6 +66,24 @@ class Benchmark:
     def scenario_dir(self, scenario: Scenario) -> Path:
         location = self.locations[scenario.id]
         return location.base or location.file.parent
+
+    def scenario_hash(self, scenario: Scenario) -> str:
+        """The scenario's own content hash (spec/hashing.py), stored with each of its attempts so
+        that a comparison pairs only the scenarios that did not change: its definition, its
+        effective limits, the benchmark's defaults and sandbox, and the files it names. Not its
+        benchmark's name, version or other scenarios."""
+        found = self._scenario_hashes.get(scenario.id)
+        if found is None:
+            definition = {
+                "scenario": scenario.model_dump(mode="json"),
+                "limits": self.limits_for(scenario).model_dump(mode="json"),
+                "benchmark": self.manifest.model_dump(mode="json", include={"defaults", "sandbox"}),
+            }
+            sources = [src for src, _ in _fixture_sources(scenario)]
+            sources += list(_check_files(scenario))
+            found = scenario_hash(definition, self.root, self.scenario_dir(scenario), sources)
+            self._scenario_hashes[scenario.id] = found
+        return found
 
 
 class ProblemCollector:
@@ -781,6 +801,17 @@ def _raw_fixture_sources(data: dict[str, Any]) -> Iterator[tuple[str, tuple[str 
                 yield src, (*prefix, index, "src")
     if isinstance(change, dict) and isinstance(change.get("patch"), str) and change["patch"]:
         yield change["patch"], ("reference_change", "patch")
+
+
+def _check_files(scenario: Scenario) -> Iterator[str]:
+    """The benchmark files the scenario's checks read (CheckParams.benchmark_files)."""
+    from benchyard.checks.registry import get_check_type
+
+    for spec in scenario.checks:
+        check_type = get_check_type(spec.type)
+        if check_type is not None:
+            with contextlib.suppress(ValidationError):
+                yield from check_type.params.model_validate(spec.params).benchmark_files().values()
 
 
 def _fixture_sources(scenario: Scenario) -> Iterator[tuple[str, tuple[str | int, ...]]]:

@@ -24,6 +24,7 @@ class Outcome(NamedTuple):
     turns: int
     cost_usd: float | None
     duration_sec: float
+    scenario_hash: str | None  # None in attempts recorded before migration 0015
 
 
 def final_outcomes(store: Store, run_ids: Sequence[str]) -> dict[Key, Outcome]:
@@ -37,10 +38,21 @@ def final_outcomes(store: Store, run_ids: Sequence[str]) -> dict[Key, Outcome]:
     return found
 
 
-def _query(run_id: str) -> Select[tuple[str, int, str, str, int, float | None, float]]:
+def _query(
+    run_id: str,
+) -> Select[tuple[str, int, str, str, int, float | None, float, str | None]]:
     a = attempts.c
     return (
-        select(a.scenario_id, a.epoch, a.category, a.verdict, a.turns, a.cost_usd, a.duration_sec)
+        select(
+            a.scenario_id,
+            a.epoch,
+            a.category,
+            a.verdict,
+            a.turns,
+            a.cost_usd,
+            a.duration_sec,
+            a.scenario_hash,
+        )
         .where(a.run_id == run_id, a.superseded.is_(False))
         .order_by(a.scenario_id, a.epoch)
     )

@@ -87,6 +87,8 @@ class AttemptRecord:
     answers: list[str] | None = None  # every turn's answer when there are several (rescore)
     threshold: float | None = None  # the scenario's pass threshold on the score, if any
     node: str | None = None  # the machine (and Ray node) the try ran on
+    # the scenario's own content hash when it ran (spec/hashing.py); None before migration 0015
+    scenario_hash: str | None = None
 
 
 @dataclass(frozen=True)

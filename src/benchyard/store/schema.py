@@ -90,6 +90,9 @@ attempts = Table(
     # stdout, stderr and the answer, zlib-compressed, each once (store/outputs.py); rows from
     # before it keep them in the text columns above
     Column("outputs", LargeBinary),
+    # the scenario's own content hash when it ran (spec/hashing.py, scenario_hash): compare pairs
+    # only unchanged scenarios; NULL in rows from before it (the run's benchmark_hash decides)
+    Column("scenario_hash", String(71)),
     Index("ix_attempts_run_final", "run_id", "superseded", "scenario_id", "epoch"),
 )
 

@@ -12,6 +12,7 @@ from benchyard.automation.proposals import (
     ProposalInvalid,
     ProposalRefused,
     accept,
+    bumped_version,
     get_proposal,
     list_proposals,
     propose_create,
@@ -68,7 +69,7 @@ def test_an_update_stays_pending_until_accepted(store: Store, bench: Path) -> No
         "added": ["s5"],
         "changed": ["s2"],
         "removed": ["s4"],
-        "files": ["scenarios/fixtures/greeting.txt", "scenarios/main.yaml"],
+        "files": ["benchmark.yaml", "scenarios/fixtures/greeting.txt", "scenarios/main.yaml"],
     }
     assert _scenarios(bench) == BENCHMARK_YAML  # nothing written
     assert not (bench / "scenarios" / "fixtures" / "greeting.txt").exists()
@@ -77,6 +78,7 @@ def test_an_update_stays_pending_until_accepted(store: Store, bench: Path) -> No
     assert '-  stimulus: "What is 3 + 3?"' in diff and "+  stimulus: What is 3 + 4?" in diff
     assert "+- id: s5" in diff and "-- id: s4" in diff
     assert "+++ b/scenarios/fixtures/greeting.txt" in diff
+    assert "-version: '1.0'" in diff and '+version: "1.1"' in diff  # a new version, shown
 
     accepted = accept(store, proposal.id[:8], by="alice", note="looks right")
     assert (accepted.status, accepted.decided_by, accepted.decision_note) == (
@@ -86,6 +88,7 @@ def test_an_update_stays_pending_until_accepted(store: Store, bench: Path) -> No
     )
     loaded = load_benchmark(bench)
     assert accepted.result_hash == loaded.content_hash != before
+    assert loaded.version == "1.1"  # accepting it bumped the version
     assert [s.id for s in loaded.scenarios] == ["s1", "s2", "s3", "s5"]
     text = _scenarios(bench)
     assert "# Scenarios of the web tests. This comment must survive an edit." in text
@@ -145,6 +148,16 @@ def test_a_new_benchmark_is_created_only_on_acceptance(store: Store, tmp_path: P
     )
 
 
+def test_a_new_version_counts_up_its_last_number() -> None:
+    assert [bumped_version(v) for v in ("1.0", "3", "v2-beta", "2024.12.31", "draft")] == [
+        "1.1",
+        "4",
+        "v3-beta",
+        "2024.12.32",
+        "draft.1",
+    ]
+
+
 def test_a_built_in_benchmark_cannot_be_changed(store: Store) -> None:
     with pytest.raises(ProposalRefused, match="built into benchyard"):
         propose_update(store, "starter", scenarios=[NEW_S5])
@@ -167,7 +180,8 @@ def test_the_cli_lists_shows_the_diff_accepts_and_rejects(
     assert "What is 3 + 4?" in _scenarios(bench)
     refused = cli("proposals", "reject", second.id[:8], "-m", "not now")
     assert refused.exit_code == 0
-    assert yaml.safe_load((bench / "benchmark.yaml").read_text())["version"] == "1.0"
+    # the accepted proposal bumped 1.0 to 1.1; the rejected one wrote nothing
+    assert yaml.safe_load((bench / "benchmark.yaml").read_text())["version"] == "1.1"
     again = cli("proposals", "accept", second.id[:8])
     assert again.exit_code == 2 and "was rejected" in again.output
     assert "rejected" in cli("proposals", "list", "--status", "rejected").output

@@ -1,11 +1,20 @@
-"""Wilson, McNemar, the paired-difference interval, pass@k and pass^k against hand-computed values."""
+"""Wilson, McNemar, the paired-difference interval, the cluster-robust mean and interval, the
+minimum detectable effect, pass@k and pass^k against hand-computed values."""
 
 from __future__ import annotations
 
 import pytest
 
 from benchyard.report.passk import pass_at_k, pass_hat_k
-from benchyard.report.stats import mcnemar_exact, paired_difference_interval, wilson_interval
+from benchyard.report.stats import (
+    clustered_mean,
+    clustered_proportion_interval,
+    mcnemar_exact,
+    mcnemar_standard_error,
+    minimum_detectable_effect,
+    paired_difference_interval,
+    wilson_interval,
+)
 
 
 def test_wilson_interval_by_hand() -> None:
@@ -67,3 +76,37 @@ def test_pass_at_k_refuses_impossible_counts() -> None:
         pass_at_k(3, 1, 4)
     with pytest.raises(ValueError, match="c <= n"):
         pass_hat_k(3, 4, 1)
+
+
+def test_clustered_mean_by_hand() -> None:
+    # 10 scenarios of 3 paired epochs: sums of (after - before) per scenario -3, -3, -3, +3, then
+    # 0 six times. Mean -6/30 = -0.2; residuals D - mean*3 = -2.4 (x3), 3.6, 0.6 (x6), squares
+    # 17.28 + 12.96 + 2.16 = 32.4; Var = 10/9 * 32.4 / 30^2 = 0.04, SE 0.2.
+    mean = clustered_mean([(-3, 3)] * 3 + [(3, 3)] + [(0, 3)] * 6)
+    assert mean is not None
+    assert (mean.estimate, mean.standard_error) == pytest.approx((-0.2, 0.2))
+    assert (mean.clusters, mean.units) == (10, 30)
+    # -0.2 -/+ 1.959964 * 0.2
+    assert mean.interval() == pytest.approx((-0.591993, 0.191993), abs=1e-6)
+    assert mean.p_value() == pytest.approx(0.317311, abs=1e-6)  # 2 * (1 - Phi(1))
+    assert minimum_detectable_effect(mean.standard_error) == pytest.approx(0.560317, abs=1e-6)
+    assert clustered_mean([(3, 3)]) is None  # one scenario: no spread between scenarios
+
+
+def test_clustered_proportion_interval_by_hand() -> None:
+    # 21/30 passed: 3 scenarios 0/3, 7 scenarios 3/3. Residuals y - 0.7*3: -2.1 (x3), 0.9 (x7);
+    # squares 13.23 + 5.67 = 18.9; Var = 10/9 * 18.9 / 900 = 0.0233333, SE 0.152753.
+    clustered = clustered_proportion_interval([(0, 3)] * 3 + [(3, 3)] * 7)
+    assert clustered == pytest.approx((0.400611, 0.999389), abs=1e-6)
+    wilson = wilson_interval(21, 30)
+    assert wilson is not None and clustered is not None
+    # the epochs agree within each scenario: 10 independent cases, not 30, so it is wider
+    assert clustered[1] - clustered[0] > wilson[1] - wilson[0]
+
+
+def test_mcnemar_minimum_detectable_effect_by_hand() -> None:
+    # 10 pairs, 2 pass -> fail, 3 fail -> pass: SE sqrt(5)/10 = 0.223607, times 2.801585
+    assert minimum_detectable_effect(mcnemar_standard_error(2, 3, 10)) == pytest.approx(
+        0.626453, abs=1e-6
+    )
+    assert minimum_detectable_effect(mcnemar_standard_error(0, 0, 10)) is None  # nothing varied
