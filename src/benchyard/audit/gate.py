@@ -90,9 +90,18 @@ class Reason(BaseModel):
     met: bool
 
 
+DECISION_SCHEMA_VERSION = "1"
+
+
 class Decision(BaseModel):
+    """What `benchyard gate` prints (its schema: report/schemas/gate.schema.json)."""
+
     model_config = ConfigDict(extra="forbid")
 
+    schema_version: str = Field(
+        default=DECISION_SCHEMA_VERSION,
+        description="Changes when a field is removed or changes meaning (not when one is added).",
+    )
     decision: DecisionName
     exit_code: int
     run_id: str

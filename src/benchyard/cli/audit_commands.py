@@ -62,6 +62,14 @@ def gate(
     merged: Annotated[
         bool, typer.Option("--merged", help="Merge the run with the runs it re-ran.")
     ] = False,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="json (the decision as one document: the default) or table (its summary and "
+            "every rule, one a line).",
+        ),
+    ] = "json",
     db: DbOption = None,
 ) -> None:
     """Decide no-deploy, human-in-the-loop, canary or full from a run's audit figures and a
@@ -70,7 +78,9 @@ def gate(
     from benchyard.audit.gate import decide
     from benchyard.automation.announce import announce_gate
     from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.options import check_list_format
 
+    check_list_format(format)
     loaded = _policy(policy)
     project = load_project()
     store = open_store(db, project)
@@ -79,12 +89,21 @@ def gate(
     decision = decide(audit, loaded)
     announce_gate(store, project.webhooks, run, decision.model_dump(mode="json"))
     text = decision.model_dump_json(indent=2) + "\n"
-    if output is None:
+    if output is None and format == "table":
+        typer.echo(decision.summary)
+        for reason in decision.reasons:
+            mark = "met" if reason.met else "NOT met"
+            typer.echo(
+                f"  {reason.level}: {reason.rule} {mark} (required {reason.required}, "
+                f"actual {reason.actual})"
+            )
+    elif output is None:
         sys.stdout.write(text)
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
-    typer.echo(decision.summary, err=True)
+    if format == "json" or output is not None:
+        typer.echo(decision.summary, err=True)
     raise typer.Exit(decision.exit_code)
 
 

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
 from benchyard.cli.errors import handle_errors
 from benchyard.cli.options import ListFormatOption, SandboxOption, check_list_format
-
-if TYPE_CHECKING:
-    pass
 
 GITIGNORE_LINE = ".benchyard/"
 
@@ -52,11 +50,23 @@ def _ignore_store(gitignore: Path) -> str:
 @handle_errors
 def validate(
     path: Annotated[str, typer.Argument(help="A benchmark directory or built-in name.")],
+    format: ListFormatOption = "table",
 ) -> None:
     """Check a benchmark's files and list every problem with file, line and field."""
     from benchyard.report.render import plural
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(format)
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import validation_output
+
+        checked = validation_output(path)
+        sys.stdout.write(dump_json(checked))
+        if not checked.valid:
+            typer.echo(f"{plural(len(checked.problems), 'problem')} found", err=True)
+            raise typer.Exit(1)
+        return
     benchmark = load_benchmark(path)
     categories = sorted({s.category for s in benchmark.scenarios})
     typer.echo(
@@ -107,7 +117,7 @@ def benchmarks(format: ListFormatOption = "table") -> None:
             )
         listed.append(entry)
     if format == "json":
-        typer.echo(dump_json(listed), nl=False)
+        sys.stdout.write(dump_json(listed))
         return
     for entry in listed:
         if entry.valid:
@@ -138,6 +148,7 @@ def _list_formats() -> None:
 def verify(
     benchmark: Annotated[str, typer.Argument(help="A benchmark directory or built-in name.")],
     sandbox: SandboxOption = None,
+    format: ListFormatOption = "table",
 ) -> None:
     """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
     Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
@@ -145,6 +156,18 @@ def verify(
     from benchyard.runner.api import verify_benchmark
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(format)
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import verification
+
+        verified = verification(benchmark, sandbox)
+        sys.stdout.write(dump_json(verified))
+        if verified.problems:
+            typer.echo(f"{plural(len(verified.problems), 'problem')} found", err=True)
+        if verified.broken or verified.problems:
+            raise typer.Exit(1)
+        return
     loaded = load_benchmark(benchmark)
     outcomes = verify_benchmark(loaded, sandbox)
     broken = [outcome for outcome in outcomes if not outcome.ok]

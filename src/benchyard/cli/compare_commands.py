@@ -10,7 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 FormatOption = Annotated[str, typer.Option("--format", help="table, json or md.")]
 FORMATS = ("table", "json", "md")
@@ -185,6 +185,7 @@ def rescore(
         ),
     ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No report.")] = False,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Grade a run's recorded outputs again, without running the agent, into a new linked run."""
@@ -194,10 +195,17 @@ def rescore(
     from benchyard.report.render import plural
     from benchyard.runner.rescore import rescore_run
 
+    check_list_format(format)
     store = open_store(db, load_project())
     original = store.resolve_run(run_ref)
     outcome = rescore_run(store, original, str(benchmark) if benchmark else None)
-    if not quiet:
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import rescore_output
+
+        report = build_report(store, outcome.run)
+        sys.stdout.write(dump_json(rescore_output(original, outcome, report)))
+    elif not quiet:
         print_report(build_report(store, outcome.run))
     flipped = [
         *(f"{sid} (epoch {epoch}) now passes" for sid, epoch in outcome.to_pass),
@@ -210,4 +218,4 @@ def rescore(
         f"{outcome.copied} kept as they were, {len(flipped)} flipped",
         err=True,
     )
-    typer.echo(f"run {outcome.run.id}  ({outcome.run.status})")
+    typer.echo(f"run {outcome.run.id}  ({outcome.run.status})", err=format == "json")

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption
+from benchyard.cli.options import DbOption, ListFormatOption, check_list_format
 
 
 @handle_errors
@@ -25,6 +26,7 @@ def gc(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Say what would be dropped; drop nothing.")
     ] = False,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Drop the stdout, stderr, trajectories and patches of old runs (--older-than DAYS,
@@ -34,12 +36,19 @@ def gc(
     from benchyard.report.render import plural
     from benchyard.store.gc import GcPolicy, collect
 
+    check_list_format(format)
     if older_than is None and keep_last is None:
         raise typer.BadParameter(
             "say which runs: --older-than DAYS, --keep-last N, or both", param_hint="--older-than"
         )
     store = open_store(db, load_project())
     outcome = collect(store, GcPolicy(older_than, keep_last), dry_run=dry_run)
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import gc_output
+
+        sys.stdout.write(dump_json(gc_output(outcome, dry_run)))
+        return
     verb = "would drop" if dry_run else "dropped"
     typer.echo(
         f"{verb} the outputs, trajectories and patches of "

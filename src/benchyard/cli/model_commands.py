@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 if TYPE_CHECKING:
     from benchyard.store.records import RunRecord
@@ -310,24 +310,27 @@ def status(
     timeout: Annotated[
         float, typer.Option("--timeout", min=0.1, help="Seconds to wait for each provider.")
     ] = 5.0,
+    format: ListFormatOption = "table",
 ) -> None:
     """One line each: is every configured provider up and which models it serves; how many
     scenarios each benchmark (built-in and under .) has, by profile. Exits 3 when a provider is
     down or invalid (see docs/exit-codes.md)."""
     from benchyard.cli.context import load_project
+    from benchyard.report.listing import dump_json
     from benchyard.runner.api import register_secrets
-    from benchyard.status import benchmark_lines, provider_lines
+    from benchyard.status import project_status, status_lines
 
+    check_list_format(format)
     config = load_project()
     register_secrets(config)
-    down: list[str] = []
-    lines = provider_lines(config, timeout, down)
-    for line in lines:
-        typer.echo(line)
-    for line in benchmark_lines(Path.cwd()):
-        typer.echo(line)
-    if down:
-        typer.echo(f"unreachable: provider {', '.join(down)} (exit 3)", err=True)
+    found = project_status(config, timeout, Path.cwd())
+    if format == "json":
+        sys.stdout.write(dump_json(found))
+    else:
+        for line in status_lines(found):
+            typer.echo(line)
+    if found.down:
+        typer.echo(f"unreachable: provider {', '.join(found.down)} (exit 3)", err=True)
         raise typer.Exit(UNREACHABLE)
 
 

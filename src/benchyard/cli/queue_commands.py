@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
@@ -10,13 +11,15 @@ import typer
 
 from benchyard.cli.errors import handle_errors
 from benchyard.cli.executor_options import ConcurrencyOption, ExecutorOption, RayAddressOption
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 if TYPE_CHECKING:
     from benchyard.store.records import RunRecord
 
 
-def tell_queued(run: RunRecord) -> None:
+def tell_queued(run: RunRecord, *, quiet: bool = False) -> None:
+    """Say on stderr that `run` was queued, and print its id on stdout (unless `quiet`: the
+    caller prints a JSON document there instead)."""
     from benchyard.report.render import plural
 
     typer.echo(
@@ -24,7 +27,8 @@ def tell_queued(run: RunRecord) -> None:
         "benchyard worker",
         err=True,
     )
-    typer.echo(run.id)
+    if not quiet:
+        typer.echo(run.id)
 
 
 def _log(message: str) -> None:
@@ -93,16 +97,24 @@ def worker(
 
 
 @handle_errors
-def cancel(run_ref: RunArg, db: DbOption = None) -> None:
+def cancel(run_ref: RunArg, format: ListFormatOption = "table", db: DbOption = None) -> None:
     """Cancel a queued or running run; the attempts that finished are kept."""
     from benchyard.cli.context import load_project, open_store
     from benchyard.report.render import plural
     from benchyard.runner.provenance import host_name
     from benchyard.store.queue import Queue
 
+    check_list_format(format)
     store = open_store(db, load_project())
     run = store.resolve_run(run_ref)
     stopped = Queue(store).stop_run(run.id, "cancelled", f"cancelled from {host_name()}")
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import CancelOutput
+
+        output = CancelOutput(run_id=run.id, kept=stopped.kept, dropped=stopped.dropped)
+        sys.stdout.write(dump_json(output))
+        return
     typer.echo(
         f"cancelled run {run.id[:8]}: kept {plural(stopped.kept, 'finished attempt')}, "
         f"dropped {stopped.dropped} queued or running"

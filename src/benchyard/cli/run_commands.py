@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ from benchyard.cli.options import (
     OnCrash,
     RunArg,
     SandboxOption,
+    check_list_format,
 )
 from benchyard.cli.spend_options import (
     BudgetOption,
@@ -173,6 +175,14 @@ def run(
     ] = False,
     executor: ExecutorOption = "local",
     ray_address: RayAddressOption = None,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="table (the report, as `benchyard report`) or json (one document on stdout: "
+            "the run, its report and the gate it failed; progress stays on stderr).",
+        ),
+    ] = "table",
     db: DbOption = None,
 ) -> None:
     """Run a benchmark against an agent; every attempt lands in the store. Exits 0, 1 under
@@ -184,6 +194,7 @@ def run(
     from benchyard.sandbox.registry import default_sandbox_name
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(format)
     if enqueue and (executor != "local" or ray_address):
         raise typer.BadParameter(
             "a queued run executes where its worker runs it: give --executor to `benchyard worker`",
@@ -228,7 +239,15 @@ def run(
         from benchyard.cli.queue_commands import tell_queued
         from benchyard.runner.api import enqueue as enqueue_run
 
-        tell_queued(enqueue_run(store, loaded, chosen, plan, settings, agent_repo=agent_repo))
+        queued = enqueue_run(store, loaded, chosen, plan, settings, agent_repo=agent_repo)
+        if format == "json":
+            from benchyard.report.listing import dump_json
+            from benchyard.report.outputs import run_outcome
+
+            tell_queued(queued, quiet=True)
+            sys.stdout.write(dump_json(run_outcome(queued, None)))
+        else:
+            tell_queued(queued)
         return
     try:
         _execute_and_report(
@@ -249,6 +268,7 @@ def run(
             settings,
             Threshold(fail_under, fail_under_on, fail_under_excludes_errors),
             stopped=lambda: tell_stopped(gate),
+            format=format,
         )
     finally:
         where.close()
@@ -263,9 +283,11 @@ def _execute_and_report(
     threshold: Threshold,
     merged: bool = False,
     stopped: Callable[[], None] | None = None,
+    format: str = "table",
 ) -> None:
-    """Execute, print the report, say where kept workdirs are, and exit with the run's gate:
-    1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
+    """Execute, print the report (with `format` json: the run, its report and its gate as one
+    document on stdout, everything else on stderr), say where kept workdirs are, and exit with
+    the run's gate: 1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
     from benchyard.cli.progress import ProgressObserver
     from benchyard.report.build import build_report
     from benchyard.report.gate import nothing_graded, nothing_started, run_gate
@@ -284,7 +306,8 @@ def _execute_and_report(
         )
         raise typer.Exit(130) from None
     report = build_report(store, finished)
-    if not quiet:
+    as_json = format == "json"
+    if not quiet and not as_json:
         from benchyard.cli.render import print_report
 
         print_report(report)
@@ -292,13 +315,18 @@ def _execute_and_report(
         _tell_kept_workdirs(finished.id, settings.work_root)
     if stopped is not None:
         stopped()  # a pilot or budget stopped the run: say why
-    typer.echo(f"run {finished.id}  ({finished.status})")
+    typer.echo(f"run {finished.id}  ({finished.status})", err=as_json)
     failure = nothing_started(report) or nothing_graded(report.summary)
     if failure is None and threshold.rate is not None:
         gated = build_report(store, finished, merged=True) if merged else report
         failure = run_gate(
             gated.summary, threshold.rate, threshold.on, errors_excluded=threshold.errors_excluded
         )
+    if as_json:
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import run_outcome
+
+        sys.stdout.write(dump_json(run_outcome(finished, report, failure)))
     if failure is not None:
         typer.echo(
             f"{'below threshold' if failure.exit_code == 1 else 'error'}: {failure.message}",
@@ -351,6 +379,12 @@ def rerun(
     fail_under_on: FailUnderOnOption = GateOn.accuracy,
     fail_under_excludes_errors: FailUnderExcludesErrorsOption = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q")] = False,
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="table or json (one document on stdout, as `run --format json`)."
+        ),
+    ] = "table",
     db: DbOption = None,
 ) -> None:
     """Re-run part of a run into a new run linked to it (`report --merged` shows the combined
@@ -359,6 +393,7 @@ def rerun(
     from benchyard.report.render import plural
     from benchyard.runner.api import execute, plan_rerun
 
+    check_list_format(format)
     if failed == recover:
         raise typer.BadParameter(
             "say what to re-run: --failed or --recover", param_hint="--failed/--recover"
@@ -393,4 +428,5 @@ def rerun(
         plan.settings,
         Threshold(fail_under, fail_under_on, fail_under_excludes_errors),
         merged=True,
+        format=format,
     )

@@ -1,5 +1,6 @@
 """What `benchyard runs`, `show` and `benchmarks` print with `--format json`: pydantic models in the
-report's conventions (see docs/report-schema.md), built from the store's records."""
+report's conventions (see docs/json-output.md), built from the store's records, each with a
+`schema_version` and a schema file shipped in the package (report/output_schemas.py)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ from pydantic import Field
 
 from benchyard.report.lineage import lineage
 from benchyard.report.model import AgentIdentity, BenchmarkIdentity, ReportModel, RunInfo
+from benchyard.report.outputs import Output
 from benchyard.runner.failures import CLAIMED_KINDS
 from benchyard.store.records import AttemptRecord, RunRecord
 
 
-class BenchmarkEntry(ReportModel):
-    """One line of `benchyard benchmarks`."""
+class BenchmarkEntry(Output):
+    """One line of `benchyard benchmarks` (its JSON: an array of them)."""
 
     label: str = Field(description="The built-in name, or the path under the current directory.")
     origin: str = Field(description="built-in or local.")
@@ -33,8 +35,8 @@ class BenchmarkEntry(ReportModel):
     problems: int | None = Field(default=None, description="How many, when it is not valid.")
 
 
-class RunEntry(ReportModel):
-    """One row of `benchyard runs`."""
+class RunEntry(Output):
+    """One row of `benchyard runs` (its JSON: an array of them, newest first)."""
 
     id: str
     started_at: datetime
@@ -112,7 +114,7 @@ class AttemptView(ReportModel):
     patch: str | None = None
 
 
-class RunShown(ReportModel):
+class RunShown(Output):
     """`benchyard show RUN [SCENARIO] --format json`."""
 
     run: RunInfo
