@@ -1,6 +1,7 @@
 """The JSON report's schema as a JSON Schema file shipped in the package (`report.schema.json`,
 beside this module), generated from the pydantic model in report/model.py. Regenerate it after a
-change to the model with `python -m benchyard.report.schema` (a test fails until it is)."""
+change to the model with `python -m benchyard.report.schema` (a test fails until it is); that also
+regenerates every command's schema (report/output_schemas.py, docs/json-output.md)."""
 
 from __future__ import annotations
 
@@ -49,9 +50,14 @@ def validate_report(payload: Any) -> None:
 
 
 def main() -> None:
+    """Write report.schema.json, then every command's schema (report/output_schemas.py): `run`'s
+    and `rescore`'s hold the report, so that a change to it reaches them too."""
+    from benchyard.report import output_schemas
+
     target = Path(__file__).with_name(SCHEMA_FILE)
     target.write_text(schema_text(), encoding="utf-8")
     sys.stdout.write(f"wrote {target}\n")
+    output_schemas.main()
 
 
 if __name__ == "__main__":
