@@ -802,6 +802,26 @@ def queue_runs(store: Store, *, limit: int = 20) -> list[RunRecord]:
     return list(seen.values())
 
 
+def rescore_runs(
+    store: Store, *, of: str | None = None, since: datetime | None = None, limit: int = 20
+) -> list[RunRecord]:
+    """Runs made by `benchyard rescore` (which goes through no queue), newest first: of the run
+    `of` only, started at `since` or later."""
+    conditions: list[ColumnElement[bool]] = [runs.c.rescored_from.is_not(None)]
+    if of is not None:
+        conditions.append(runs.c.rescored_from == of)
+    if since is not None:
+        conditions.append(runs.c.started_at >= since)
+    query = (
+        select(runs)
+        .where(*conditions)
+        .order_by(runs.c.started_at.desc(), runs.c.id.desc())
+        .limit(_bounded(limit))
+    )
+    with store.engine.connect() as connection:
+        return [run_from_row(row) for row in connection.execute(query)]
+
+
 @dataclass(frozen=True)
 class QueuedAttempt:
     id: int

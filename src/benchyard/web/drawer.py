@@ -34,6 +34,9 @@ from benchyard.web.rows import attempt_row
 MAX_EVENTS = 2_000
 EVENT_CHARS = 20_000
 PATCH_LINES = 5_000
+OUTPUT_CHARS = 8_192
+"""Characters of the answer, stdout and stderr the drawer shows; the rest is at the artifact's
+endpoint (/attempts/ID/NAME), loaded on demand."""
 KNOWN_DATA = frozenset({"source", "model", "tool", "call_id", "check"})
 
 
@@ -48,7 +51,8 @@ def attempt_detail(
     return AttemptDetail(
         attempt=attempt_row(shown, median_turns=median_turns),
         run_id=run.id,
-        answer=shown.answer,
+        answer=_head(shown.answer),
+        answer_cut=_cut(shown.answer),
         answers=shown.answers,
         scenario=scenario,
         scenario_note=note,
@@ -56,13 +60,23 @@ def attempt_detail(
         timeline=timeline(events[:MAX_EVENTS]),
         timeline_cut=max(0, len(events) - MAX_EVENTS),
         checks=[_check(check, events) for check in shown.checks],
-        stdout=shown.stdout,
-        stderr=shown.stderr,
+        stdout=_head(shown.stdout),
+        stderr=_head(shown.stderr),
+        stdout_cut=_cut(shown.stdout),
+        stderr_cut=_cut(shown.stderr),
         stdout_dropped_bytes=shown.stdout_dropped_bytes,
         stderr_dropped_bytes=shown.stderr_dropped_bytes,
         patch=diff_lines(shown.patch)[:PATCH_LINES] if shown.patch else None,
         patch_cut=max(0, len(shown.patch.splitlines()) - PATCH_LINES) if shown.patch else 0,
     )
+
+
+def _head(text: str | None) -> str | None:
+    return None if text is None else text[:OUTPUT_CHARS]
+
+
+def _cut(text: str | None) -> int:
+    return max(0, len(text or "") - OUTPUT_CHARS)
 
 
 def _try(attempt: AttemptRecord, shown: bool) -> TryRow:

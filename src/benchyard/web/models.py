@@ -35,14 +35,21 @@ class Paging(WebModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def past_end(self) -> bool:
+        """The page asked for is after the last page: it shows nothing."""
+        return self.page > self.pages
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def first(self) -> int:
         """1-based position of the page's first item (0 when there is none)."""
-        return (self.page - 1) * self.per_page + 1 if self.total else 0
+        return (self.page - 1) * self.per_page + 1 if self.total and not self.past_end else 0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
     def last(self) -> int:
-        return min(self.total, self.page * self.per_page)
+        """1-based position of the page's last item (0 when there is none)."""
+        return 0 if self.past_end else min(self.total, self.page * self.per_page)
 
 
 # ---- runs -------------------------------------------------------------------------------------
@@ -223,6 +230,14 @@ class RunPage(WebModel):
     failure_total: int
     attempts: AttemptTable
     drawer: AttemptDetail | None = None
+    merged: bool = Field(
+        default=False,
+        description="The figures are those of the run merged with the runs it re-ran (as "
+        "`benchyard report --merged`); the attempts table stays this run's.",
+    )
+    merged_runs: list[str] = Field(
+        default_factory=list, description="The runs merged, oldest first (when `merged`)."
+    )
     can_cancel: bool
     can_rerun: bool
     can_rescore: bool
@@ -325,8 +340,18 @@ class AttemptDetail(WebModel):
     timeline: list[EventView]
     timeline_cut: int = Field(description="Events left out of the timeline.")
     checks: list[CheckDetail]
-    stdout: str | None
-    stderr: str | None
+    answer_cut: int = Field(
+        default=0,
+        description="Characters of the answer left out here (all at /attempts/ID/answer).",
+    )
+    stdout: str | None = Field(description="The first characters of stdout (see stdout_cut).")
+    stderr: str | None = Field(description="The first characters of stderr (see stderr_cut).")
+    stdout_cut: int = Field(
+        default=0, description="Characters of stdout left out here (all at /attempts/ID/stdout)."
+    )
+    stderr_cut: int = Field(
+        default=0, description="Characters of stderr left out here (all at /attempts/ID/stderr)."
+    )
     stdout_dropped_bytes: int
     stderr_dropped_bytes: int
     patch: list[DiffLine] | None
@@ -512,7 +537,15 @@ class QueuePage(WebModel):
     agents: list[str]
     sandboxes: list[str]
     default_sandbox: str
+    rescores: list[RunRow] = Field(
+        default_factory=list,
+        description="The latest rescores (`benchyard rescore`, run apart from the queue), newest "
+        "first.",
+    )
     message: str | None = None
+    message_run: str | None = Field(
+        default=None, description="The run the message is about (a rescore's new run)."
+    )
 
 
 class ActionResult(WebModel):

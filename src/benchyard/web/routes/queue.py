@@ -5,6 +5,7 @@ changes goes through runner/api.py or store/queue.py (web/actions.py); workers e
 from __future__ import annotations
 
 import re
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated
@@ -15,7 +16,7 @@ from starlette.responses import JSONResponse, RedirectResponse, Response
 
 from benchyard.errors import BenchyardError
 from benchyard.runner.provenance import host_name
-from benchyard.store.browse import open_attempts, queue_counts, queue_runs, workers
+from benchyard.store.browse import open_attempts, queue_counts, queue_runs, rescore_runs, workers
 from benchyard.store.records import RunRecord
 from benchyard.web.access import wants_json
 from benchyard.web.actions import (
@@ -42,23 +43,39 @@ router = APIRouter()
 actions = APIRouter(dependencies=[Depends(csrf_guard)])
 State = Annotated[AppState, Depends(app_state)]
 RUN_ID = re.compile(r"^[0-9a-f]{1,32}$")
+RESCORE_WAIT_SEC = 5.0  # how long a rescore's answer waits for its new run to be recorded
+RESCORES_SHOWN = 20
+# A refusal the library words for the command line, said in the queue form's words.
+WEB_WORDS = (
+    (re.compile(r"pass --allow-unsandboxed"), "tick 'allow unsandboxed'"),
+    (re.compile(r"(?<!serve )--allow-unsandboxed"), "'allow unsandboxed' (tick it)"),
+    (re.compile(r"(?<!serve )--allow-network"), "'allow network' (tick it)"),
+    (re.compile(r"--sandbox (\w+) or (\w+)"), r"the sandbox '\1' or '\2' in the form"),
+    (re.compile(r"choose --sandbox (\w+)"), r"choose the sandbox '\1' in the form"),
+    (re.compile(r"--sandbox (\w+)"), r"the sandbox '\1'"),
+)
 
 
 @page(router, "/queue")
-def queue_page(request: Request, state: State, rescoring: str = "") -> Response:
-    return state.renderer.respond(request, "queue.html", _queue(state, rescoring))
+def queue_page(
+    request: Request, state: State, rescoring: str = "", since: float | None = None
+) -> Response:
+    return state.renderer.respond(request, "queue.html", _queue(state, rescoring, since=since))
 
 
-def _queue(state: AppState, rescoring: str = "", message: str | None = None) -> QueuePage:
+def _queue(
+    state: AppState, rescoring: str = "", message: str | None = None, since: float | None = None
+) -> QueuePage:
     from benchyard.sandbox.registry import default_sandbox_name, sandbox_names
 
     runs = queue_runs(state.store)
     counts = queue_counts(state.store, [run.id for run in runs])
     now = datetime.now(UTC)
+    message_run = None
     if rescoring and RUN_ID.match(rescoring):
-        message = (
-            f"rescoring run {rescoring[:8]} in a process of its own: its new run appears below"
-        )
+        new = _rescore_of(state, rescoring, since)
+        message_run = new.id if new else None
+        message = _rescoring_message(rescoring, new)
     return QueuePage(
         runs=[
             QueueRunRow(
@@ -85,8 +102,35 @@ def _queue(state: AppState, rescoring: str = "", message: str | None = None) -> 
         agents=sorted({*state.config.project.agents, "oracle"}),
         sandboxes=sorted(sandbox_names()),
         default_sandbox=default_sandbox_name(),
+        rescores=run_rows(state.store, rescore_runs(state.store, limit=RESCORES_SHOWN)),
         message=message,
+        message_run=message_run,
     )
+
+
+def _rescore_of(state: AppState, original: str, since: float | None) -> RunRecord | None:
+    """The newest rescore of the run `original` started at `since` (seconds since the epoch) or
+    later; None while none is recorded."""
+    moment = datetime.fromtimestamp(since, UTC) if since is not None else None
+    found = rescore_runs(state.store, of=original, since=moment, limit=1)
+    return found[0] if found else None
+
+
+def _rescoring_message(original: str, new: RunRecord | None) -> str:
+    if new is None:
+        return (
+            f"rescoring run {original[:8]} in a process of its own: its new run is not recorded "
+            f"yet (reload this page; its output goes to .benchyard/rescores/{original}.log)"
+        )
+    return f"rescoring run {original[:8]} into run {new.id} ({new.status})"
+
+
+def in_web_words(message: str) -> str:
+    """A refusal worded for the command line (`--allow-unsandboxed`, `--sandbox docker`) in the
+    words of the queue form (its checkboxes and its sandbox choice)."""
+    for pattern, words in WEB_WORDS:
+        message = pattern.sub(words, message)
+    return message
 
 
 def _done(request: Request, result: ActionResult, target: str) -> Response:
@@ -96,10 +140,11 @@ def _done(request: Request, result: ActionResult, target: str) -> Response:
 
 
 def _refused(request: Request, state: AppState, error: BenchyardError) -> Response:
-    result = ActionResult(ok=False, message=str(error))
+    words = in_web_words(str(error))
+    result = ActionResult(ok=False, message=words)
     if wants_json(request):
         return JSONResponse(result.model_dump(mode="json"), status_code=400)
-    shown = _queue(state, message=f"refused: {error}")
+    shown = _queue(state, message=f"refused: {words}")
     return state.renderer.respond(request, "queue.html", shown, status_code=400)
 
 
@@ -210,10 +255,17 @@ def rescore(request: Request, state: State, run_ref: str) -> Response:
     try:
         run = state.store.resolve_run(run_ref)
         _refuse_unsandboxed(state, _recorded_unsandboxed(run))
+        since = time.time()
         log = start_rescore(state.store, run, state.workdir)
     except BenchyardError as error:
         return _refused(request, state, error)
-    message = f"rescoring run {run.id[:8]}; its output goes to {Path(log).name}"
-    return _done(
-        request, ActionResult(ok=True, message=message, run_id=run.id), f"/queue?rescoring={run.id}"
-    )
+    new = _rescore_of(state, run.id, since)
+    deadline = time.monotonic() + RESCORE_WAIT_SEC
+    while new is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+        new = _rescore_of(state, run.id, since)
+    message = _rescoring_message(run.id, new)
+    if new is None:
+        message += f"; its output goes to {Path(log).name}"
+    result = ActionResult(ok=True, message=message, run_id=new.id if new else None)
+    return _done(request, result, f"/queue?rescoring={run.id}&since={since:.6f}")

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchyard.report.build import build_report
+from benchyard.report.stats import wilson_interval
 from benchyard.store.browse import (
     FLAG_KINDS,
     SORT_KEYS,
@@ -125,9 +126,14 @@ def run_page(
     page_number: Annotated[int, Query(alias="page", ge=1)] = 1,
     per_page: Annotated[int, Query(ge=1, le=500)] = 50,
     attempt: str = "",
+    merged: bool = False,
 ) -> Response:
+    """`merged=true` on a rerun: the figures of the run merged with the runs it re-ran, as
+    `benchyard report --merged` (the attempts table stays the rerun's own)."""
     run = state.store.resolve_run(run_ref)
     figures = state.figures.figures(state.store, run)
+    merged = merged and bool(run.parent_run_id) and run.status not in ACTIVE
+    report = build_report(state.store, run, merged=True) if merged else None
     filters = _attempt_filters(
         verdict or [], category, flag, check, check_outcome, scenario, sort, order, per_page
     )
@@ -145,31 +151,35 @@ def run_page(
         if attempt
         else None
     )
+    categories = report.categories if report else figures.categories
+    checks = report.checks if report else figures.checks
     shown = RunPage(
         run=_header(state, run),
         progress=progress_of(state, run, figures),
-        summary=figures.summary,
+        summary=report.summary if report else figures.summary,
         categories=[
             CategoryRow(
                 category=name,
                 **counts.model_dump(exclude={"accuracy_ci95"}),
-                accuracy_ci95=figures.category_intervals[name],
+                accuracy_ci95=wilson_interval(counts.passed, counts.counted),
             )
-            for name, counts in figures.categories.items()
+            for name, counts in categories.items()
         ],
         checks=[
             CheckRow(
                 check_type=name,
                 **counts.model_dump(exclude={"pass_rate_ci95"}),
-                pass_rate_ci95=figures.check_intervals[name],
+                pass_rate_ci95=wilson_interval(counts.passed, counts.total),
             )
-            for name, counts in figures.checks.items()
+            for name, counts in checks.items()
         ],
         flags=figures.flags,
         failures=[attempt_row(a, median_turns=figures.median_turns) for a in failures.rows],
         failure_total=failures.total,
         attempts=table,
         drawer=detail,
+        merged=report is not None,
+        merged_runs=report.run.merged_runs if report else [],
         can_cancel=active,
         can_rerun=not active and failures.total > 0,
         can_rescore=not active,

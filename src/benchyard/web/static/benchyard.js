@@ -3,6 +3,7 @@
 "use strict";
 
 (function () {
+  document.documentElement.classList.add("js");  // long cells are clamped only with this script
   // A browser keeps about six connections to one server: stream at most this many runs and poll
   // the others, so that a page of many running runs still loads and navigates.
   const STREAMED = 3;
@@ -71,6 +72,7 @@
         drawer.innerHTML = html;
         drawer.classList.add("open");
         drawer.scrollTop = 0;
+        markClamped(drawer);
         history.pushState({ drawer: url }, "", pageUrl);
       })
       .catch(function () { window.location.href = pageUrl; });
@@ -85,7 +87,47 @@
     return true;
   }
 
+  // A clamped cell (.clamp) shows its first lines; one that has more says so and opens on click.
+  function markClamped(root) {
+    root.querySelectorAll(".clamp:not(.open)").forEach(function (cell) {
+      const cut = cell.scrollHeight > cell.clientHeight + 1;
+      cell.classList.toggle("cut", cut);
+      if (cut) { cell.title = "click to show it all"; cell.tabIndex = 0; }
+    });
+  }
+
+  function toggleClamp(cell) {
+    if (!cell.classList.contains("cut") && !cell.classList.contains("open")) return;
+    const open = cell.classList.toggle("open");
+    cell.title = open ? "click to show less" : "click to show it all";
+  }
+
+  // An agent's output longer than the drawer shows: the rest is fetched from the artifact's
+  // endpoint (plain text) and put in as text, never as markup.
+  function loadRest(button) {
+    const target = document.getElementById(button.dataset.target);
+    if (!target) return;
+    button.disabled = true;
+    fetch(button.dataset.rest, { credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error(response.status);
+        return response.text();
+      })
+      .then(function (text) {
+        target.textContent = text;
+        const note = button.closest(".output-more");
+        if (note) note.remove();
+      })
+      .catch(function () { button.disabled = false; });
+  }
+
   document.addEventListener("click", function (event) {
+    const more = event.target.closest("button[data-rest]");
+    if (more) { event.preventDefault(); loadRest(more); return; }
+    if (!event.target.closest("a")) {
+      const cell = event.target.closest(".clamp");
+      if (cell) { toggleClamp(cell); return; }
+    }
     const link = event.target.closest("a[data-drawer]");
     if (link && document.getElementById("drawer") && !event.ctrlKey && !event.metaKey) {
       event.preventDefault();
@@ -111,6 +153,10 @@
   });
 
   document.addEventListener("keydown", function (event) {
+    if (event.key === "Enter" && event.target.classList && event.target.classList.contains("clamp")) {
+      toggleClamp(event.target);
+      return;
+    }
     if (event.key === "Escape") {
       const close = document.querySelector("#drawer.open a[data-drawer-close]");
       if (close) close.click();
@@ -118,6 +164,9 @@
   });
 
   window.addEventListener("popstate", function () { window.location.reload(); });
+
+  markClamped(document);
+  window.addEventListener("resize", function () { markClamped(document); });
 
   // The run page's own progress first, then the rows.
   const live = Array.from(document.querySelectorAll("[data-progress-run][data-live]"));
