@@ -121,13 +121,20 @@ def statistics_lines(comparison: Comparison) -> list[str]:
             f"±{c.minimum_detectable_effect * 100:.1f} pts"
         )
         lines.append(f"run {run}: test: {c.test} ({c.test_reason}); {interval}; {detectable}")
-        lines += _versions_lines(c)
+        lines += _versions_lines(c, comparison.baseline)
     return lines
 
 
-def _versions_lines(c: CandidateComparison) -> list[str]:
+def _versions_lines(c: CandidateComparison, baseline: RunFigures) -> list[str]:
     run = c.run.id[:8]
+    before, after = baseline.benchmark, c.run.benchmark
     lines = []
+    other = (before.version, before.hash) != (after.version, after.hash)
+    if other and not c.changed_scenarios and c.scenario_versions == "per scenario":
+        lines.append(
+            f"run {run}: benchmark {before.version} ({before.hash[:15]}) → {after.version} "
+            f"({after.hash[:15]}), but no scenario the runs share changed: all paired"
+        )
     if c.scenario_versions == "whole benchmark":
         lines.append(
             f"run {run}: attempts recorded before per-scenario hashes: the whole-benchmark "

@@ -94,6 +94,25 @@ def test_one_scenario_edited_compares_the_others_and_names_it(
     assert "| 1.1 (new version; 2 scenarios changed: b, f) |" in markdown
 
 
+def test_a_file_no_scenario_names_changes_no_scenario(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
+    bench = _bench(tmp_path / "bench")
+    first = _run(cli, tmp_path, bench, {s: s for s in IDS})
+    (bench / "README.md").write_text("notes\n")  # the whole hash changes, no scenario's
+    second = _run(cli, tmp_path, bench, {**{s: s for s in IDS}, "c": "wrong"})
+    assert store.get_run(first).benchmark_hash != store.get_run(second).benchmark_hash
+    shown = cli("compare", first, second, "--format", "md")  # was: refused (content hash)
+    assert shown.exit_code == 0, shown.output
+    assert "but no scenario the runs share changed: all paired" in shown.output
+    payload = json.loads(cli("compare", first, second, "--format", "json").output)
+    [candidate] = payload["candidates"]
+    assert (candidate["paired"], candidate["pass_to_fail"]) == (len(IDS), 1)
+    assert candidate["changed_scenarios"] == []
+    history = json.loads(cli("history", "fixture-bench", "--format", "json").output)
+    assert history[1]["changed_scenarios"] == []
+
+
 def test_every_scenario_changed_or_unknown_is_refused_as_before(
     tmp_path: Path, cli: Cli, store: Store
 ) -> None:
