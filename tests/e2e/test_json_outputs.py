@@ -55,15 +55,6 @@ NOT_YET: dict[str, str] = {
 }
 """Commands that should have a schema'd `--format json` and do not yet; each is a known gap."""
 
-UNSCHEMED: dict[str, str] = {
-    "compare": "JSON printed; its schema comes with the statistics work now changing it "
-    "(report/compare.py)",
-    "history": "JSON printed; its schema comes with the statistics work now changing it "
-    "(report/history.py)",
-}
-"""Commands run here with `--format json` (one document on stdout is checked) whose schema file
-is still to come."""
-
 POLICY = "min_tasks: 1\nlevels:\n  full:\n    min_accuracy: 0.4\n"
 
 
@@ -138,7 +129,7 @@ def test_every_command_prints_json_that_follows_its_schema(
             continue
         if not has_json_format(command):
             problems.append(f"{name}: no --format option (give it --format json, or a reason)")
-        if name not in COMMAND_SCHEMAS and name not in UNSCHEMED:
+        if name not in COMMAND_SCHEMAS:
             problems.append(f"{name}: no schema (report/output_schemas.py COMMAND_SCHEMAS)")
         if name not in exercised:
             problems.append(f"{name}: not run with --format json by this test")
@@ -151,8 +142,6 @@ def test_every_command_prints_json_that_follows_its_schema(
             payload = json.loads(result.stdout)  # one document, nothing else on stdout
         except json.JSONDecodeError as error:
             pytest.fail(f"{shown}: stdout is not one JSON document ({error}):\n{result.stdout}")
-        if command in UNSCHEMED:
-            continue
         try:
             validate_output(command, payload)
         except jsonschema.ValidationError as error:

@@ -154,7 +154,10 @@ def history(
     store = open_store(db, load_project())
     points = benchmark_history(store, _benchmark_name(benchmark), agent, limit)
     if format == "json":
-        _emit(_json([point.model_dump(mode="json") for point in points]), None)
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import history_entries
+
+        _emit(dump_json(history_entries(points)), None)
     elif format == "md":
         _emit(history_markdown(points), None)
     elif points:

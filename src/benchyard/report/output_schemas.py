@@ -50,10 +50,12 @@ def output_schemas() -> dict[str, OutputSchema]:
     """Every generated schema by its name (models imported when first asked for)."""
     from benchyard.audit.gate import DECISION_SCHEMA_VERSION, Decision
     from benchyard.report.listing import BenchmarkEntry, RunEntry, RunShown
+    from benchyard.report.model import SCHEMA_VERSION, Comparison
     from benchyard.report.outputs import (
         OUTPUT_SCHEMA_VERSION,
         CancelOutput,
         GcOutput,
+        HistoryEntry,
         RescoreOutput,
         RunOutcome,
         StatusOutput,
@@ -70,6 +72,8 @@ def output_schemas() -> dict[str, OutputSchema]:
         OutputSchema("verify", VerifyOutput, version),
         OutputSchema("run", RunOutcome, version),
         OutputSchema("rescore", RescoreOutput, version),
+        OutputSchema("compare", Comparison, SCHEMA_VERSION),
+        OutputSchema("history", list[HistoryEntry], version, array=True),
         OutputSchema("gate", Decision, DECISION_SCHEMA_VERSION),
         OutputSchema("status", StatusOutput, version),
         OutputSchema("gc", GcOutput, version),
@@ -89,6 +93,8 @@ COMMAND_SCHEMAS: dict[str, str] = {
     "run": "run",
     "rerun": "run",
     "rescore": "rescore",
+    "compare": "compare",
+    "history": "history",
     "gate": "gate",
     "status": "status",
     "gc": "gc",

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import Field
 
-from benchyard.report.model import BenchmarkIdentity, ReportModel, RunReport
+from benchyard.report.model import BenchmarkIdentity, ReportModel, RunFigures, RunReport
 
 if TYPE_CHECKING:
     from benchyard.report.gate import GateFailure
@@ -172,6 +172,20 @@ class StatusOutput(Output):
     agents_missing_models: list[AgentModelMissing]
     benchmarks: list[BenchmarkStatus]
     down: list[str] = Field(description="Providers down or invalid: the command exits 3.")
+
+
+class HistoryEntry(RunFigures):
+    """One run of `benchyard history BENCHMARK --format json` (an array of them, oldest first):
+    the figures a comparison gives each run (docs/report-schema.md#the-comparison-json)."""
+
+    schema_version: str = Field(
+        default=OUTPUT_SCHEMA_VERSION,
+        description="Changes when a field is removed or changes meaning (not when one is added).",
+    )
+
+
+def history_entries(points: Sequence[RunFigures]) -> list[HistoryEntry]:
+    return [HistoryEntry(**point.model_dump()) for point in points]
 
 
 def problem_views(problems: Sequence[Problem]) -> list[ProblemView]:
