@@ -1,8 +1,13 @@
 """Comparing runs of one benchmark: the first is the baseline, each later run a candidate.
 
 Attempts are paired by (scenario, epoch); a pair counts when both verdicts count (passed, failed
-or timeout). The accuracy delta, its interval and the exact McNemar test are computed on the
-pairs; category, cost, turn and duration deltas on each run's own figures.
+or timeout). Only the scenarios whose own content hash (attempts.scenario_hash) is the same in
+both runs are paired; the changed ones are listed, and where attempts have no such hash (recorded
+before it) the runs' whole-benchmark hash decides, as before. The accuracy delta, its interval
+and its test are computed on the pairs: the exact McNemar test and Newcombe's interval with one
+pair per scenario, a cluster-robust test and interval by scenario with epochs, and the minimum
+detectable effect of the test used; category, cost, turn and duration deltas on each run's own
+figures.
 
 Errors are left out of accuracy, so a change in errors is judged apart (docs/queue-and-compare.md):
 the error rate's paired change with its own exact McNemar test, and the accuracy test again with

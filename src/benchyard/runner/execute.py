@@ -237,6 +237,7 @@ class _AttemptExecutor:
         _apply_failure(record, AgentResult(), failure)
         record.verdict, record.cause = failure.outcome(retried=False, tries=try_number)
         record.threshold = planned.scenario.threshold
+        record.scenario_hash = self.benchmark.scenario_hash(planned.scenario)
         secrets.scrub_in_place(record, failure)
         self.writer.add(record, item)
         self.observer.finished_try(record)
