@@ -1,8 +1,9 @@
 """The web UI on every screen (issue 24, item 1) and what only a browser shows (item 4): at 390,
 768 and 1,400 px the main pages never get wider than the screen, the nav stays inside the header,
 a run page with long causes keeps a height in proportion to its rows (long cells clamped, opened
-by a click), Categories never runs over Checks with 5-digit counts, and the patch has no blank line
-between its lines. Screenshots go to build/screenshots/ (NAME-WIDTH.png)."""
+by a click), Categories never runs over Checks with 5-digit counts, the patch has no blank line
+between its lines, and the rest of a long output loads on demand as text. Screenshots go to
+build/screenshots/ (NAME-WIDTH.png)."""
 
 from __future__ import annotations
 
@@ -191,3 +192,25 @@ def test_the_patch_has_no_blank_line_between_its_lines(
     height, line = measured
     assert height <= (lines + 1) * line + 16, (height, line, lines)  # padding included
     shoot(page, "patch")
+
+
+def test_the_rest_of_a_long_output_loads_on_demand_as_text(
+    page: Any, site: str, project: Project, store: Store
+) -> None:
+    _, filled = project
+    ending = '<img src="/nothing" onerror="window.__xss = 3">the end'
+    stdout = "line of output\n" * 8_000 + ending
+    store.create_run(run_record("e1e1e1e1e1e1e1e1", benchmark_path=str(filled.benchmark_root)))
+    store.record_attempts([attempt_record("e1e1e1e1e1e1e1e1", "e1" * 16, "s1", stdout=stdout)])
+    page.goto(f"{site}/attempts/{'e1' * 16}")
+    output = page.locator(f"#stdout-{'e1' * 16}")
+    assert "the end" not in output.inner_text()
+    page.locator("section.output button[data-rest]").click()
+    page.wait_for_function(
+        "id => document.getElementById(id).textContent.endsWith('the end')",
+        arg=f"stdout-{'e1' * 16}",
+    )
+    assert output.inner_text().rstrip("\n").endswith(ending)
+    assert page.locator("section.output img").count() == 0
+    assert page.evaluate("() => window.__xss") is None
+    assert page.locator("section.output button[data-rest]").count() == 0
