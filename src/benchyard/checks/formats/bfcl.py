@@ -10,8 +10,9 @@ What it grades is one model reply's calls, `[{name: {param: value}}]`:
   (`[f(a=1), g(b='x')]`; keyword arguments only; arithmetic on constants is computed without
   running anything). BFCL's decoder `eval`s arithmetic; benchyard computes none beyond its safety
   bounds (a whole number of 10**100 or more, a power past it not even computed; text or a list
-  repeated into more than 10,000 items) and does not decode `**` arguments: a reply that is calls but for such values still counts as calls made
-  (NotComputed), as the official decoder would decode it. Arithmetic on anything but constants
+  repeated into more than 10,000 items) and does not decode `**` arguments: a reply that is calls
+  but for such values still counts as calls made (NotComputed), as the official decoder would
+  decode it. Arithmetic on anything but constants
   (`len('ab') + 1`), which the official decoder runs, makes the reply undecodable here.
 
 Then, as the official checker does (`ast_checker.py`):
