@@ -352,12 +352,30 @@ def test_the_workflow_runs_base_and_head_as_an_unprivileged_user_and_fails_on_a_
     assert (artifact / "benchyard-compare.md").read_text(encoding="utf-8") in summary
 
 
+@pytest.mark.parametrize(
+    ("base", "why"),
+    [
+        ({"README.md": "a project\n"}, "has no benchyard.yaml (this pull request adds it)"),
+        (
+            {name: text for name, text in PROJECT.items() if not name.startswith("bench/")},
+            "has no benchmark 'bench' (this pull request adds it)",
+        ),
+    ],
+    ids=["no-benchyard-yaml", "no-benchmark"],
+)
 def test_the_first_pull_request_skips_the_base_run_and_passes(
-    scratch: Path, dist: Path, installed: Path, ci_user: Unprivileged
+    base: dict[str, str],
+    why: str,
+    scratch: Path,
+    dist: Path,
+    installed: Path,
+    ci_user: Unprivileged,
 ) -> None:
-    added: dict[str, str | None] = {name: text for name, text in PROJECT.items()}
+    added: dict[str, str | None] = {
+        name: text for name, text in PROJECT.items() if name not in base
+    }
     status, report, out, (_, head) = _replay(
-        "first-pr", {"README.md": "a project\n"}, added, scratch, dist, installed, ci_user
+        f"first-pr-{len(base)}", base, added, scratch, dist, installed, ci_user
     )
     steps = _steps(report)
     assert status == 0 and report["outcome"] == "success", report
@@ -365,7 +383,7 @@ def test_the_first_pull_request_skips_the_base_run_and_passes(
     assert steps["Compare the head with the base"] == ("success", 0)
     assert "BENCHYARD_BASE_RUN" not in report["env"]
     summary = (out / "step-summary.md").read_text(encoding="utf-8")
-    assert "has no benchyard.yaml (this pull request adds it)" in summary
+    assert why in summary
     assert "no base run, nothing compared" in summary
     (run,) = _runs(out / "artifacts" / "benchyard" / ".benchyard" / "benchyard.db")
     assert (run["agent"]["commit"], run["passed"]) == (head, 7)
@@ -387,7 +405,14 @@ def test_a_pull_request_that_edits_the_benchmark_is_compared_on_the_scenarios_bo
     summary = (out / "step-summary.md").read_text(encoding="utf-8")
     assert "the benchmark changed in this pull request" in summary
     assert "--allow-version-mismatch" in summary
-    assert (out / "artifacts" / "benchyard" / "benchyard-compare.md").is_file()
+    compared = (out / "artifacts" / "benchyard" / "benchyard-compare.md").read_text(
+        encoding="utf-8"
+    )
+    rows = {
+        row.split("|")[1].strip(): row for row in compared.splitlines() if row.startswith("| s-")
+    }
+    assert rows["s-alpha"].rstrip(" |").endswith("passed | —")  # removed at the head
+    assert rows["s-hotel"].rstrip(" |").endswith("— | passed")  # added at the head
 
 
 def test_the_docs_workflow_uses_the_action_and_the_action_uploads_hidden_files() -> None:
