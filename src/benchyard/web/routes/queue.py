@@ -141,6 +141,11 @@ def _done(request: Request, result: ActionResult, target: str) -> Response:
 
 def _refused(request: Request, state: AppState, error: BenchyardError) -> Response:
     words = in_web_words(str(error))
+    if "tick 'allow unsandboxed'" in words and not state.config.allow_unsandboxed:
+        words += (
+            " (this server queues such a run only when started with "
+            "`benchyard serve --allow-unsandboxed`)"
+        )
     result = ActionResult(ok=False, message=words)
     if wants_json(request):
         return JSONResponse(result.model_dump(mode="json"), status_code=400)
