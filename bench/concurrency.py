@@ -46,12 +46,13 @@ SANDBOXES = {"none": ["--sandbox", "none", "--allow-unsandboxed"], "bwrap": ["--
 
 def _bare_bwrap(agent: str, timings: list[Timing]) -> Callable[[], float]:
     """What bubblewrap alone costs at this concurrency: the agent's command in bare bwrap
-    sandboxes, ATTEMPTS of them, CONCURRENCY at once, in one fresh cgroup."""
+    sandboxes, ATTEMPTS of them, CONCURRENCY at once, in one fresh cgroup with the bench process
+    that spawns them."""
 
     def measure() -> float:
-        with cpu_counter().measuring() as measuring:
+        with cpu_counter().measuring(this_process=True) as measuring:
             command = [*BARE_BWRAP, "/bin/sh", "-c", agent]
-            asyncio.run(spawn_all(command, ATTEMPTS, CONCURRENCY, measuring.enter))
+            asyncio.run(spawn_all(command, ATTEMPTS, CONCURRENCY))
         assert measuring.timing is not None
         timings.append(measuring.timing)
         return measuring.timing.wall

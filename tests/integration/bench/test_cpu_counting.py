@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -44,7 +45,7 @@ common = _common()
 
 
 @pytest.fixture
-def counter() -> object:
+def counter() -> Any:
     found = common.CpuCounter.discover()
     if found.parent is None:
         pytest.skip(found.note)
@@ -52,8 +53,8 @@ def counter() -> object:
 
 
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_the_cgroup_counts_cpu_burnt_inside_a_bwrap_sandbox(counter: object) -> None:
-    timing = counter.run([*BARE_BWRAP, sys.executable, "-I", "-S", "-c", BUSY])  # type: ignore[attr-defined]
+def test_the_cgroup_counts_cpu_burnt_inside_a_bwrap_sandbox(counter: Any) -> None:
+    timing = counter.run([*BARE_BWRAP, sys.executable, "-I", "-S", "-c", BUSY])
 
     assert timing.counted_by.startswith("cgroup")
     assert timing.cpu >= 0.6 * BURN_SEC
@@ -63,9 +64,7 @@ def test_the_cgroup_counts_cpu_burnt_inside_a_bwrap_sandbox(counter: object) -> 
 
 @pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
-def test_a_benchyard_run_in_bwrap_has_its_agent_s_cpu_counted(
-    counter: object, tmp_path: Path
-) -> None:
+def test_a_benchyard_run_in_bwrap_has_its_agent_s_cpu_counted(counter: Any, tmp_path: Path) -> None:
     """The agent runs in benchyard's per-attempt cgroup, inside a bwrap sandbox: its CPU is in the
     measured run's cgroup, and not in RUSAGE_CHILDREN (which holds benchyard's own)."""
     bench = common.trivial_benchmark(tmp_path / "bench", 1)
@@ -73,7 +72,7 @@ def test_a_benchyard_run_in_bwrap_has_its_agent_s_cpu_counted(
     run = [*common.BENCHYARD, "run", str(bench), "--agent-cmd", agent, "--sandbox", "bwrap"]
     run += ["--db", f"sqlite:///{tmp_path / 'store.db'}", "-q"]  # the agent prints 0: passed
 
-    timing = counter.run(run)  # type: ignore[attr-defined]
+    timing = counter.run(run)
 
     db = f"sqlite:///{tmp_path / 'store.db'}"
     report = [*common.BENCHYARD, "report", "latest", "--format", "json", "--db", db]
@@ -110,3 +109,17 @@ def test_a_v2_hierarchy_where_benchyard_puts_its_limits_is_not_used(
 
     assert counter.parent is None
     assert "where benchyard makes its per-attempt cgroups" in counter.note
+
+
+def test_a_measure_of_this_process_counts_it_and_puts_it_back(counter: Any) -> None:
+    """The floors spawn their bwrap sandboxes from the bench process itself, inside the cgroup."""
+    before = Path("/proc/self/cgroup").read_text()
+
+    with counter.measuring(this_process=True) as measuring:
+        inside = Path("/proc/self/cgroup").read_text()
+        subprocess.run([*BARE_BWRAP, sys.executable, "-I", "-S", "-c", BUSY], check=True)
+
+    assert inside != before
+    assert Path("/proc/self/cgroup").read_text() == before
+    assert measuring.timing.cpu >= 0.6 * BURN_SEC
+    assert not measuring.directory.exists()
