@@ -3,7 +3,6 @@ parse options and call benchyard.automation; nothing here decides anything."""
 
 from __future__ import annotations
 
-import json
 import sys
 from datetime import UTC, datetime
 from pathlib import Path
@@ -44,8 +43,12 @@ webhooks_app = typer.Typer(
 )
 
 
-def _dump(payload: Any) -> None:
-    sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
+def dump_json(payload: Any) -> str:
+    """A command's output model (or a list of them) as JSON (report/listing.py's dump_json)."""
+    from benchyard.report.listing import dump_json as dump
+
+    text: str = dump(payload)
+    return text
 
 
 def _when(moment: datetime | None) -> str:
@@ -158,7 +161,6 @@ def proposals_list(
     db: DbOption = None,
 ) -> None:
     """Proposals, newest first."""
-    from benchyard.automation.assistant import proposal_view
     from benchyard.automation.proposals import list_proposals
     from benchyard.cli.context import load_project, open_store
 
@@ -166,7 +168,9 @@ def proposals_list(
     store = open_store(db, load_project())
     found = list_proposals(store, status)
     if format == "json":
-        _dump([proposal_view(p, with_diff=False) for p in found])
+        from benchyard.report.automation_outputs import proposal_entry
+
+        sys.stdout.write(dump_json([proposal_entry(p, with_diff=False) for p in found]))
         return
     if not found:
         typer.echo("no proposals" + (f" {status}" if status else ""))
@@ -182,7 +186,6 @@ def proposals_show(
     db: DbOption = None,
 ) -> None:
     """A proposal: who made it and why, what it changes, and its diff."""
-    from benchyard.automation.assistant import proposal_view
     from benchyard.automation.proposals import get_proposal
     from benchyard.cli.context import load_project, open_store
 
@@ -190,7 +193,9 @@ def proposals_show(
     store = open_store(db, load_project())
     found = get_proposal(store, proposal)
     if format == "json":
-        _dump(proposal_view(found))
+        from benchyard.report.automation_outputs import proposal_entry
+
+        sys.stdout.write(dump_json(proposal_entry(found)))
         return
     lines = [
         f"proposal {found.id}  ({found.status})",
@@ -223,6 +228,7 @@ def proposals_accept(
     proposal: Annotated[str, typer.Argument(help="A proposal id or unique prefix.")],
     by: ByOption = None,
     note: NoteOption = None,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Write a pending proposal's files into the benchmark (checked again first) and record who
@@ -230,8 +236,14 @@ def proposals_accept(
     from benchyard.automation.proposals import accept
     from benchyard.cli.context import load_project, open_store
 
+    check_list_format(format)
     store = open_store(db, load_project())
     done = accept(store, proposal, by=by or "", note=note)
+    if format == "json":
+        from benchyard.report.automation_outputs import proposal_decided
+
+        sys.stdout.write(dump_json(proposal_decided(done)))
+        return
     typer.echo(
         f"accepted proposal {done.id[:8]}: wrote {', '.join(c.path for c in done.changes)} in "
         f"{done.benchmark_root} (content hash {done.result_hash})"
@@ -244,14 +256,21 @@ def proposals_reject(
     proposal: Annotated[str, typer.Argument(help="A proposal id or unique prefix.")],
     by: ByOption = None,
     note: NoteOption = None,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Refuse a pending proposal; nothing is written."""
     from benchyard.automation.proposals import reject
     from benchyard.cli.context import load_project, open_store
 
+    check_list_format(format)
     store = open_store(db, load_project())
     done = reject(store, proposal, by=by or "", note=note)
+    if format == "json":
+        from benchyard.report.automation_outputs import proposal_decided
+
+        sys.stdout.write(dump_json(proposal_decided(done)))
+        return
     typer.echo(f"rejected proposal {done.id[:8]}")
 
 
@@ -300,6 +319,7 @@ def schedule_add(
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
     allow_network: AllowNetworkOption = False,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Queue a run of BENCHMARK against a declared agent at the times --cron names; a running
@@ -312,6 +332,7 @@ def schedule_add(
     from benchyard.sandbox.registry import default_sandbox_name
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(format)
     config = load_project()
     chosen = resolve_agent(config, agent, None)
     loaded = load_benchmark(benchmark)
@@ -353,6 +374,11 @@ def schedule_add(
         f"({describe_next(schedule)}); a running `benchyard worker` queues it",
         err=True,
     )
+    if format == "json":
+        from benchyard.report.automation_outputs import schedule_entry
+
+        sys.stdout.write(dump_json(schedule_entry(schedule)))
+        return
     typer.echo(schedule.id)
 
 
@@ -374,15 +400,10 @@ def schedule_list(
     store = open_store(db, load_project())
     found = library.list_schedules(store)
     if format == "json":
-        _dump(
-            [
-                {
-                    **{k: v for k, v in vars(s).items() if k not in ("agent_config",)},
-                    "firings": [vars(f) for f in library.firings(store, s.id, firings)],
-                }
-                for s in found
-            ]
-        )
+        from benchyard.report.automation_outputs import schedule_entry
+
+        entries = [schedule_entry(s, library.firings(store, s.id, firings)) for s in found]
+        sys.stdout.write(dump_json(entries))
         return
     if not found:
         typer.echo("no schedules: add one with `benchyard schedule add BENCHMARK --agent A --cron`")
@@ -409,14 +430,22 @@ def schedule_list(
 @handle_errors
 def schedule_remove(
     schedule: Annotated[str, typer.Argument(help="A schedule id or unique prefix.")],
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Remove a schedule; the runs it queued stay."""
     from benchyard.automation.schedules import remove_schedule
     from benchyard.cli.context import load_project, open_store
 
+    check_list_format(format)
     store = open_store(db, load_project())
     removed = remove_schedule(store, schedule)
+    if format == "json":
+        from benchyard.report.automation_outputs import ScheduleRemoved
+
+        output = ScheduleRemoved(id=removed.id, cron=removed.cron, benchmark=removed.benchmark)
+        sys.stdout.write(dump_json(output))
+        return
     typer.echo(f"removed schedule {removed.id[:8]} ('{removed.cron}', {removed.benchmark})")
 
 
@@ -425,12 +454,18 @@ def schedule_remove(
 
 @webhooks_app.command("list")
 @handle_errors
-def webhooks_list() -> None:
+def webhooks_list(format: ListFormatOption = "table") -> None:
     """The webhooks benchyard.yaml declares."""
     from benchyard.automation.webhooks import shown_url
     from benchyard.cli.context import load_project
 
+    check_list_format(format)
     config = load_project()
+    if format == "json":
+        from benchyard.report.automation_outputs import webhook_entries
+
+        sys.stdout.write(dump_json(webhook_entries(config.webhooks)))
+        return
     if not config.webhooks:
         typer.echo("no webhooks in benchyard.yaml (see docs/automation.md#webhooks)")
     for name, hook in sorted(config.webhooks.items()):
@@ -462,16 +497,10 @@ def webhooks_deliveries(
     found = list_deliveries(store, limit, webhook=webhook, run_id=run_id)
     tries = tries_of(store, [delivery.id for delivery in found])
     if format == "json":
-        _dump(
-            [
-                {
-                    **vars(delivery),
-                    "payload": json.loads(delivery.payload),
-                    "try_log": [vars(t) for t in tries.get(delivery.id, [])],
-                }
-                for delivery in found
-            ]
-        )
+        from benchyard.report.automation_outputs import delivery_entry
+
+        entries = [delivery_entry(d, tries.get(d.id, [])) for d in found]
+        sys.stdout.write(dump_json(entries))
         return
     if not found:
         typer.echo("no deliveries yet")
@@ -500,14 +529,17 @@ def webhooks_deliveries(
 @handle_errors
 def webhooks_test(
     name: Annotated[str, typer.Argument(help="A webhook of benchyard.yaml.")],
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
-    """Send a `ping` event to one webhook now and show what it answered."""
+    """Send a `ping` event to one webhook now and show what it answered (exit 1 when it was not
+    delivered)."""
     from benchyard.automation import events
     from benchyard.automation.webhook_config import register_webhook_secrets
     from benchyard.automation.webhooks import deliver_due, emit
     from benchyard.cli.context import load_project, open_store
 
+    check_list_format(format)
     config = load_project()
     if name not in config.webhooks:
         raise typer.BadParameter(
@@ -518,6 +550,16 @@ def webhooks_test(
     hooks = {name: config.webhooks[name]}
     made = emit(store, hooks, events.PING, events.ping_payload(name))
     sent = {d.id: d for d in deliver_due(store, hooks)}
+    if format == "json":
+        from benchyard.automation.webhooks import tries_of
+        from benchyard.report.automation_outputs import deliveries_output
+
+        finished = [sent.get(delivery.id, delivery) for delivery in made]
+        output = deliveries_output(finished, tries_of(store, [d.id for d in finished]))
+        sys.stdout.write(dump_json(output))
+        if not output.delivered:
+            raise typer.Exit(1)
+        return
     for delivery in made:
         ended = sent.get(delivery.id, delivery)
         typer.echo(
@@ -530,16 +572,25 @@ def webhooks_test(
 
 @webhooks_app.command("deliver")
 @handle_errors
-def webhooks_deliver(db: DbOption = None) -> None:
+def webhooks_deliver(format: ListFormatOption = "table", db: DbOption = None) -> None:
     """Send the deliveries whose next try is due now (a running worker does this by itself)."""
     from benchyard.automation.webhook_config import register_webhook_secrets
     from benchyard.automation.webhooks import deliver_due
     from benchyard.cli.context import load_project, open_store
 
+    check_list_format(format)
     config = load_project()
     register_webhook_secrets(config.webhooks)
     store = open_store(db, config)
     sent = deliver_due(store, config.webhooks)
+    if format == "json":
+        from benchyard.automation.webhooks import tries_of
+        from benchyard.report.automation_outputs import deliveries_output
+
+        output = deliveries_output(sent, tries_of(store, [d.id for d in sent]))
+        sys.stdout.write(dump_json(output))
+        typer.echo(f"{len(sent)} deliveries tried", err=True)
+        return
     for delivery in sent:
         typer.echo(f"{delivery.id[:8]} {delivery.webhook} {delivery.event}: {delivery.state}")
     typer.echo(f"{len(sent)} deliveries tried", err=True)

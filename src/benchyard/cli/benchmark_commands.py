@@ -11,40 +11,24 @@ import typer
 from benchyard.cli.errors import handle_errors
 from benchyard.cli.options import ListFormatOption, SandboxOption, check_list_format
 
-GITIGNORE_LINE = ".benchyard/"
-
 
 @handle_errors
 def init(
     directory: Annotated[Path, typer.Argument(help="Where to write benchyard.yaml.")] = Path("."),
+    format: ListFormatOption = "table",
 ) -> None:
     """Write a starter benchyard.yaml (agents, store) and a minimal example agent."""
-    from benchyard.config import CONFIG_FILE, STARTER_AGENT, STARTER_CONFIG
+    from benchyard.scaffold import init_lines, init_project
 
-    directory.mkdir(parents=True, exist_ok=True)
-    for name, content in ((CONFIG_FILE, STARTER_CONFIG), ("agent.py", STARTER_AGENT)):
-        target = directory / name
-        if target.exists():
-            typer.echo(f"kept existing {target}")
-        else:
-            target.write_text(content, encoding="utf-8")
-            typer.echo(f"wrote {target}")
-    typer.echo(_ignore_store(directory / ".gitignore"))
-    typer.echo("next: benchyard run starter --agent example   (or --agent oracle)")
+    check_list_format(format)
+    done = init_project(directory)
+    if format == "json":
+        from benchyard.report.listing import dump_json
 
-
-def _ignore_store(gitignore: Path) -> str:
-    """Add `.benchyard/` (the default store and the demo's) to .gitignore, once."""
-    if not gitignore.exists():
-        gitignore.write_text(GITIGNORE_LINE + "\n", encoding="utf-8")
-        return f"wrote {gitignore} (ignores {GITIGNORE_LINE}, where the store lives)"
-    text = gitignore.read_text(encoding="utf-8")
-    patterns = {line.strip().lstrip("/").rstrip("/") for line in text.splitlines()}
-    if GITIGNORE_LINE.rstrip("/") in patterns:
-        return f"kept existing {gitignore} (it already ignores {GITIGNORE_LINE})"
-    separator = "" if not text or text.endswith("\n") else "\n"
-    gitignore.write_text(text + separator + GITIGNORE_LINE + "\n", encoding="utf-8")
-    return f"added {GITIGNORE_LINE} to {gitignore} (where the store lives)"
+        sys.stdout.write(dump_json(done))
+        return
+    for line in init_lines(done):
+        typer.echo(line)
 
 
 @handle_errors

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
 from benchyard.cli.errors import handle_errors
+from benchyard.cli.options import check_list_format
 
 OptionList = Annotated[
     list[str] | None,
@@ -48,18 +50,31 @@ def import_benchmark(
     name: Annotated[
         str | None, typer.Option("--name", help="The benchmark's name (default: the format's).")
     ] = None,
+    output_format: Annotated[
+        str,
+        typer.Option(
+            "--format", help="table or json: what was written, as one JSON document on stdout."
+        ),
+    ] = "table",
 ) -> None:
     """Write a benchmark in a published format as an ordinary benchyard benchmark: readable,
     editable, graded as the format's official evaluator grades it."""
     from benchyard.importers.build import read_source, write_benchmark
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(output_format)
     result = read_source(format, source, parse_option_pairs(option))
     target = out or Path(result.imported.name)
     loaded = []  # the benchmark as written; a benchmark that does not load is removed again
     write_benchmark(result, target, name=name, check=lambda out: loaded.append(load_benchmark(out)))
     benchmark = loaded[0]
     provenance = result.provenance
+    if output_format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import import_output
+
+        sys.stdout.write(dump_json(import_output(target, source, benchmark, dict(provenance))))
+        return
     typer.echo(
         f"wrote {target}: {benchmark.name} {benchmark.version}, {len(benchmark.scenarios)} "
         f"scenarios from {source} ({provenance['format']} format {provenance['format_version']}, "

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
-from benchyard.cli.options import DbOption, RunArg
+from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 EXPORT_FORMATS = ("inspect", "atif", "jsonl")
 
@@ -102,6 +102,7 @@ def import_run(
             "--pass-threshold", help="A numeric score at or above this passes (C is 1, P 0.5)."
         ),
     ] = 1.0,
+    format: ListFormatOption = "table",
     db: DbOption = None,
 ) -> None:
     """Read an Inspect log's samples and scores into the store as a finished run."""
@@ -109,6 +110,7 @@ def import_run(
     from benchyard.interop.inspect_log import import_log
     from benchyard.spec.loader import load_benchmark
 
+    check_list_format(format)
     loaded = load_benchmark(benchmark) if benchmark else None
     store = open_store(db, load_project())
     imported = import_log(
@@ -140,4 +142,10 @@ def import_run(
             f"{latest.id[:8]}, which started after it: name this one by its id",
             err=True,
         )
-    typer.echo(imported.run.id)
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import import_run_output
+
+        sys.stdout.write(dump_json(import_run_output(log, imported)))
+    else:
+        typer.echo(imported.run.id)

@@ -49,6 +49,15 @@ class OutputSchema:
 def output_schemas() -> dict[str, OutputSchema]:
     """Every generated schema by its name (models imported when first asked for)."""
     from benchyard.audit.gate import DECISION_SCHEMA_VERSION, Decision
+    from benchyard.report.automation_outputs import (
+        DeliveriesOutput,
+        DeliveryEntry,
+        ProposalDecided,
+        ProposalEntry,
+        ScheduleEntry,
+        ScheduleRemoved,
+        WebhookEntry,
+    )
     from benchyard.report.listing import BenchmarkEntry, RunEntry, RunShown
     from benchyard.report.model import SCHEMA_VERSION, Comparison
     from benchyard.report.outputs import (
@@ -56,6 +65,9 @@ def output_schemas() -> dict[str, OutputSchema]:
         CancelOutput,
         GcOutput,
         HistoryEntry,
+        ImportOutput,
+        ImportRunOutput,
+        InitOutput,
         RescoreOutput,
         RunOutcome,
         StatusOutput,
@@ -78,6 +90,18 @@ def output_schemas() -> dict[str, OutputSchema]:
         OutputSchema("status", StatusOutput, version),
         OutputSchema("gc", GcOutput, version),
         OutputSchema("cancel", CancelOutput, version),
+        OutputSchema("init", InitOutput, version),
+        OutputSchema("import", ImportOutput, version),
+        OutputSchema("import-run", ImportRunOutput, version),
+        OutputSchema("proposals", list[ProposalEntry], version, array=True),
+        OutputSchema("proposal", ProposalEntry, version),
+        OutputSchema("proposal-decision", ProposalDecided, version),
+        OutputSchema("schedule", ScheduleEntry, version),
+        OutputSchema("schedules", list[ScheduleEntry], version, array=True),
+        OutputSchema("schedule-removed", ScheduleRemoved, version),
+        OutputSchema("webhooks", list[WebhookEntry], version, array=True),
+        OutputSchema("deliveries", list[DeliveryEntry], version, array=True),
+        OutputSchema("delivered", DeliveriesOutput, version),
     ]
     return {schema.name: schema for schema in schemas}
 
@@ -99,6 +123,20 @@ COMMAND_SCHEMAS: dict[str, str] = {
     "status": "status",
     "gc": "gc",
     "cancel": "cancel",
+    "init": "init",
+    "import": "import",
+    "import-run": "import-run",
+    "proposals list": "proposals",
+    "proposals show": "proposal",
+    "proposals accept": "proposal-decision",
+    "proposals reject": "proposal-decision",
+    "schedule add": "schedule",
+    "schedule list": "schedules",
+    "schedule remove": "schedule-removed",
+    "webhooks list": "webhooks",
+    "webhooks deliveries": "deliveries",
+    "webhooks test": "delivered",
+    "webhooks deliver": "delivered",
 }
 """Each command with `--format json` and the schema its document follows (`report` is the
 single-run report's, report/report.schema.json; several runs print an array of such reports)."""

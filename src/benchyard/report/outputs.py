@@ -6,13 +6,16 @@ builders here turn the library's results into these models; the commands only du
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from benchyard.report.model import BenchmarkIdentity, ReportModel, RunFigures, RunReport
 
 if TYPE_CHECKING:
+    from benchyard.interop.inspect_log import Imported
     from benchyard.report.gate import GateFailure
     from benchyard.runner.api import VerifyOutcome
     from benchyard.runner.rescore import RescoreOutcome
@@ -127,6 +130,45 @@ class GcOutput(Output):
     attempts: int = Field(description="Their tries that held outputs, trajectories or patches.")
     stored_bytes: int = Field(description="What that evidence took in the store, compressed.")
     vacuumed: bool = Field(description="A SQLite store was compacted after.")
+
+
+class WrittenFile(ReportModel):
+    path: str
+    action: Literal["wrote", "kept", "added"] = Field(
+        description="wrote: a new file; kept: it was there (untouched); added: a line appended."
+    )
+
+
+class InitOutput(Output):
+    """`benchyard init [DIRECTORY] --format json`."""
+
+    directory: str
+    files: list[WrittenFile] = Field(description="benchyard.yaml, agent.py and .gitignore.")
+    next: str = Field(description="The command to try next.")
+
+
+class ImportOutput(Output):
+    """`benchyard import FORMAT SOURCE --format json`."""
+
+    path: str = Field(description="The benchmark directory written.")
+    benchmark: BenchmarkIdentity
+    scenarios: int
+    source: str
+    provenance: dict[str, Any] = Field(
+        description="format, format_version, source, source_sha256, options (docs/importers.md)."
+    )
+
+
+class ImportRunOutput(Output):
+    """`benchyard import-run LOG --format json`."""
+
+    run_id: str
+    log: str
+    attempts: int = Field(description="Samples imported, one attempt each.")
+    benchmark: BenchmarkIdentity
+    agent_name: str
+    unknown: list[str] = Field(description="Sample ids that are not scenarios of the benchmark.")
+    started_at: datetime = Field(description="The log's start time, kept by the run.")
 
 
 class CancelOutput(Output):
@@ -307,4 +349,31 @@ def gc_output(outcome: GcOutcome, dry_run: bool) -> GcOutput:
         attempts=outcome.attempts,
         stored_bytes=outcome.stored_bytes,
         vacuumed=outcome.vacuumed,
+    )
+
+
+def import_output(
+    target: Path, source: Path, benchmark: Benchmark, provenance: dict[str, Any]
+) -> ImportOutput:
+    return ImportOutput(
+        path=str(target),
+        benchmark=benchmark_identity(benchmark),
+        scenarios=len(benchmark.scenarios),
+        source=str(source),
+        provenance=provenance,
+    )
+
+
+def import_run_output(log: Path, imported: Imported) -> ImportRunOutput:
+    run = imported.run
+    return ImportRunOutput(
+        run_id=run.id,
+        log=str(log),
+        attempts=imported.attempts,
+        benchmark=BenchmarkIdentity(
+            name=run.benchmark_name, version=run.benchmark_version, hash=run.benchmark_hash
+        ),
+        agent_name=run.agent_name,
+        unknown=list(imported.unknown),
+        started_at=run.started_at,
     )
