@@ -13,10 +13,12 @@ from typing import Any
 import jsonschema
 import pytest
 import typer.main
+import yaml
 
 from benchyard.automation.proposals import propose_update
 from benchyard.automation.schedules import list_schedules
 from benchyard.cli.app import full_app
+from benchyard.providers.fake_server import FakeLLM
 from benchyard.report.output_schemas import (
     COMMAND_SCHEMAS,
     output_schemas,
@@ -44,11 +46,10 @@ NOT_YET: dict[str, str] = {
     "needs docker and SWE-bench instance images",
     "speed": "JSON printed, no schema yet: the speed models (speed/) are another engineer's, "
     "being changed now",
-    "pairwise": "JSON printed, no schema yet: it needs a judge endpoint to run here, and its "
-    "model no schema_version",
 }
 """Commands that should have a schema'd `--format json` and do not yet; each is a known gap."""
 
+JUDGE = {"default": {"content": '{"better": "1", "reason": "the first"}'}}
 POLICY = "min_tasks: 1\nlevels:\n  full:\n    min_accuracy: 0.4\n"
 
 
@@ -109,6 +110,7 @@ def invocations(
         ("status", ["status"], False, 0),
         ("run", ["run", str(bench), "--agent", "oracle"], True, 0),
         ("run", ["run", str(bench), "--agent", "oracle", "--fail-under", "0.9"], True, 1),
+        ("pairwise", ["pairwise", "latest~1", "latest"], True, 0),
         ("rerun", ["rerun", "latest", "--failed"], True, 0),
         ("runs", ["runs"], True, 0),
         ("show", ["show", "latest~1"], True, 0),
@@ -150,8 +152,12 @@ def test_every_command_prints_json_that_follows_its_schema(
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY, encoding="utf-8")
     monkeypatch.setenv("BENCHYARD_TEST_WEBHOOK_SECRET", SECRET)
-    with receiver() as hooks:
-        write_config(cli.cwd, hooks.url)  # a webhook `ci`: the runs below announce themselves
+    with receiver() as hooks, FakeLLM(JUDGE) as judge:
+        config = write_config(cli.cwd, hooks.url)  # a webhook `ci`: runs announce themselves
+        providers = {"providers": {"judge": {"base_url": judge.url}}}
+        judging = {"judge": {"provider": "judge", "model": "j"}}  # for pairwise
+        with config.open("a", encoding="utf-8") as appended:
+            appended.write(yaml.safe_dump(providers) + yaml.safe_dump(judging))
         run_every_command(cli, invocations(bench, policy, store))
 
 

@@ -49,6 +49,7 @@ class OutputSchema:
 def output_schemas() -> dict[str, OutputSchema]:
     """Every generated schema by its name (models imported when first asked for)."""
     from benchyard.audit.gate import DECISION_SCHEMA_VERSION, Decision
+    from benchyard.pairwise import PairwiseResult
     from benchyard.report.automation_outputs import (
         DeliveriesOutput,
         DeliveryEntry,
@@ -87,6 +88,9 @@ def output_schemas() -> dict[str, OutputSchema]:
         OutputSchema("compare", Comparison, SCHEMA_VERSION),
         OutputSchema("history", list[HistoryEntry], version, array=True),
         OutputSchema("gate", Decision, DECISION_SCHEMA_VERSION),
+        OutputSchema(
+            "pairwise", PairwiseResult, str(PairwiseResult.model_fields["schema_version"].default)
+        ),
         OutputSchema("status", StatusOutput, version),
         OutputSchema("gc", GcOutput, version),
         OutputSchema("cancel", CancelOutput, version),
@@ -120,6 +124,7 @@ COMMAND_SCHEMAS: dict[str, str] = {
     "compare": "compare",
     "history": "history",
     "gate": "gate",
+    "pairwise": "pairwise",
     "status": "status",
     "gc": "gc",
     "cancel": "cancel",
