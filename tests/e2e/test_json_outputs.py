@@ -42,8 +42,6 @@ NO_JSON: dict[str, str] = {
 """Commands that report nothing a JSON document could hold, and why."""
 
 NOT_YET: dict[str, str] = {
-    "grade-patches": "not done yet: its per-model report file is JSON already; running it here "
-    "needs docker and SWE-bench instance images",
     "speed": "JSON printed, no schema yet: the speed models (speed/) are another engineer's, "
     "being changed now",
 }
@@ -95,6 +93,20 @@ def invocations(
     source = work / "gsm8k.jsonl"
     source.write_text("".join(json.dumps(record) + "\n" for record in GSM8K), encoding="utf-8")
     log = work / "exported.json"
+    instances, predictions = work / "instances.jsonl", work / "predictions.jsonl"
+    instance = {
+        "instance_id": "acme__calc-1",
+        "repo": "acme/calc",
+        "base_commit": "0" * 40,
+        "patch": "diff --git a/calc.py b/calc.py\n",
+        "test_patch": "",
+        "problem_statement": "add adds",
+        "FAIL_TO_PASS": ["test_add"],
+        "PASS_TO_PASS": [],
+    }
+    instances.write_text(json.dumps(instance) + "\n", encoding="utf-8")
+    empty = {"instance_id": "acme__calc-1", "model_patch": "", "model_name_or_path": "m"}
+    predictions.write_text(json.dumps(empty) + "\n", encoding="utf-8")  # graded without docker
     proposed = write_benchmark(work / "proposed", [scenario("p1", "x")], name="proposed")
     first = propose_update(store, proposed, scenarios=[scenario("p2", "y")], title="add p2")
     second = propose_update(store, proposed, version="9.0", title="bump")
@@ -108,6 +120,12 @@ def invocations(
         ("verify", ["verify", str(bench)], False, 1),  # the wrong reference is broken
         ("verify", ["verify", str(broken)], False, 1),
         ("status", ["status"], False, 0),
+        (
+            "grade-patches",
+            ["grade-patches", str(instances), str(predictions), "-o", str(work / "graded.json")],
+            False,
+            0,
+        ),
         ("run", ["run", str(bench), "--agent", "oracle"], True, 0),
         ("run", ["run", str(bench), "--agent", "oracle", "--fail-under", "0.9"], True, 1),
         ("pairwise", ["pairwise", "latest~1", "latest"], True, 0),

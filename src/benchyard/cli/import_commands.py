@@ -103,6 +103,14 @@ def grade_patches(
             help="The swebench release whose grading rules apply: 5.0.2 (the default) or 4.1.",
         ),
     ] = "5.0.2",
+    format: Annotated[
+        str,
+        typer.Option(
+            "--format",
+            help="table or json: every instance's grade and the totals, as one JSON document on "
+            "stdout (the official report still goes to the file).",
+        ),
+    ] = "table",
 ) -> None:
     """Grade supplied patches as SWE-bench's harness does, without running any agent: each in a
     fresh container of its instance's image; writes the official per-instance report fields."""
@@ -117,6 +125,7 @@ def grade_patches(
     from benchyard.importers.swebench_eval import grade_predictions, grading_rules
     from benchyard.runner.loop import run_async
 
+    check_list_format(format)
     try:
         chosen = grading_rules(rules)
     except ValueError as error:
@@ -148,6 +157,12 @@ def grade_patches(
         json.dumps({key: report.official() for key, report in reports.items()}, indent=2) + "\n",
         encoding="utf-8",
     )
+    if format == "json":
+        from benchyard.report.listing import dump_json
+        from benchyard.report.outputs import grade_patches_output
+
+        sys.stdout.write(dump_json(grade_patches_output(list(reports.values()), rules, target)))
+        return
     for report in reports.values():
         typer.echo(f"{report.instance_id}: {report.summary()}")
     resolved = sum(report.resolved for report in reports.values())

@@ -15,6 +15,7 @@ from pydantic import Field
 from benchyard.report.model import BenchmarkIdentity, ReportModel, RunFigures, RunReport
 
 if TYPE_CHECKING:
+    from benchyard.importers.swebench_eval import InstanceReport
     from benchyard.interop.inspect_log import Imported
     from benchyard.report.gate import GateFailure
     from benchyard.runner.api import VerifyOutcome
@@ -169,6 +170,34 @@ class ImportRunOutput(Output):
     agent_name: str
     unknown: list[str] = Field(description="Sample ids that are not scenarios of the benchmark.")
     started_at: datetime = Field(description="The log's start time, kept by the run.")
+
+
+class PatchGrade(ReportModel):
+    """One instance's grade: the official report's per-instance fields, and its summary."""
+
+    instance_id: str
+    patch_is_None: bool
+    patch_exists: bool
+    patch_successfully_applied: bool
+    resolved: bool
+    tests_status: dict[str, dict[str, list[str]]] = Field(
+        description="FAIL_TO_PASS, PASS_TO_PASS (...): the tests in success and in failure."
+    )
+    infra_failure: bool | None = Field(description="5.x rules: the evaluation itself failed.")
+    infra_failure_reason: str | None
+    summary: str
+
+
+class GradePatchesOutput(Output):
+    """`benchyard grade-patches INSTANCES PREDICTIONS --format json`."""
+
+    rules: str = Field(description="The swebench release whose grading rules applied.")
+    report_file: str = Field(description="Where the official per-instance report was written.")
+    graded: int
+    resolved: int
+    applied: int = Field(description="Patches that applied.")
+    invalid: int = Field(description="Evaluations that failed before any test ran.")
+    instances: list[PatchGrade]
 
 
 class CancelOutput(Output):
@@ -376,4 +405,34 @@ def import_run_output(log: Path, imported: Imported) -> ImportRunOutput:
         agent_name=run.agent_name,
         unknown=list(imported.unknown),
         started_at=run.started_at,
+    )
+
+
+def grade_patches_output(
+    reports: Sequence[InstanceReport], rules: str, report_file: Path
+) -> GradePatchesOutput:
+    grades = []
+    for report in reports:
+        official = report.official()
+        grades.append(
+            PatchGrade(
+                instance_id=report.instance_id,
+                patch_is_None=official["patch_is_None"],
+                patch_exists=official["patch_exists"],
+                patch_successfully_applied=official["patch_successfully_applied"],
+                resolved=official["resolved"],
+                tests_status=official["tests_status"],
+                infra_failure=official.get("infra_failure"),
+                infra_failure_reason=official.get("infra_failure_reason"),
+                summary=report.summary(),
+            )
+        )
+    return GradePatchesOutput(
+        rules=rules,
+        report_file=str(report_file),
+        graded=len(grades),
+        resolved=sum(g.resolved for g in grades),
+        applied=sum(g.patch_successfully_applied for g in grades),
+        invalid=sum(bool(g.infra_failure) for g in grades),
+        instances=grades,
     )
