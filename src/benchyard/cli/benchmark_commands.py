@@ -63,43 +63,11 @@ def validate(
 @handle_errors
 def benchmarks(format: ListFormatOption = "table") -> None:
     """List the built-in benchmark library and the benchmarks under the current directory."""
-    from benchyard.report.listing import BenchmarkEntry, dump_json
+    from benchyard.report.listing import benchmark_entries, dump_json
     from benchyard.report.render import plural
-    from benchyard.spec.library import builtin_benchmarks, local_benchmarks
-    from benchyard.spec.loader import load_benchmark
-    from benchyard.spec.problems import BenchmarkInvalid
 
     check_list_format(format)
-    entries = [(name, path, "built-in") for name, path in builtin_benchmarks().items()]
-    entries += [
-        (str(path.relative_to(Path.cwd().resolve())) or ".", path, "local")
-        for path in local_benchmarks(Path.cwd())
-    ]
-    listed = []
-    for label, path, origin in entries:
-        try:
-            benchmark = load_benchmark(path)
-            entry = BenchmarkEntry(
-                label=label,
-                origin=origin,
-                path=str(path),
-                valid=True,
-                name=benchmark.name,
-                version=benchmark.version,
-                hash=benchmark.content_hash,
-                scenarios=len(benchmark.scenarios),
-                categories=sorted({s.category for s in benchmark.scenarios}),
-                description=benchmark.manifest.description,
-            )
-        except BenchmarkInvalid as invalid:
-            entry = BenchmarkEntry(
-                label=label,
-                origin=origin,
-                path=str(path),
-                valid=False,
-                problems=len(invalid.problems),
-            )
-        listed.append(entry)
+    listed = benchmark_entries(Path.cwd())
     if format == "json":
         sys.stdout.write(dump_json(listed))
         return

@@ -8,6 +8,7 @@ import json
 import math
 from collections.abc import Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from pydantic import Field
@@ -122,6 +123,50 @@ class RunShown(Output):
     scenario_id: str | None = Field(description="The scenario asked for, if any.")
     attempts: list[AttemptView] = Field(description="Every try, retried ones included.")
     stuck: int = Field(default=0, description="Attempts the holding worker's watchdog found stuck.")
+
+
+def benchmark_entries(start: Path) -> list[BenchmarkEntry]:
+    """The built-in library, then the benchmarks under `start` (labelled by their path under
+    it), each loaded: valid with its identity and size, or invalid with how many problems."""
+    from benchyard.spec.library import builtin_benchmarks, local_benchmarks
+    from benchyard.spec.loader import load_benchmark
+    from benchyard.spec.problems import BenchmarkInvalid
+
+    entries = [(name, path, "built-in") for name, path in builtin_benchmarks().items()]
+    entries += [
+        (str(path.relative_to(start.resolve())) or ".", path, "local")
+        for path in local_benchmarks(start)
+    ]
+    listed = []
+    for label, path, origin in entries:
+        try:
+            benchmark = load_benchmark(path)
+        except BenchmarkInvalid as invalid:
+            listed.append(
+                BenchmarkEntry(
+                    label=label,
+                    origin=origin,
+                    path=str(path),
+                    valid=False,
+                    problems=len(invalid.problems),
+                )
+            )
+            continue
+        listed.append(
+            BenchmarkEntry(
+                label=label,
+                origin=origin,
+                path=str(path),
+                valid=True,
+                name=benchmark.name,
+                version=benchmark.version,
+                hash=benchmark.content_hash,
+                scenarios=len(benchmark.scenarios),
+                categories=sorted({s.category for s in benchmark.scenarios}),
+                description=benchmark.manifest.description,
+            )
+        )
+    return listed
 
 
 def run_entry(
