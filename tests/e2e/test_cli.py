@@ -546,7 +546,7 @@ def test_history_marks_partial_runs_versions_and_named_agents(tmp_path: Path, cl
     ]
     table = cli("history", "fixture-bench", "--format", "md").stdout
     assert "| 0.0% (partial) |" in table and "| rerun of " in table
-    assert "| 2.0 (new version) |" in table
+    assert "| 2.0 (new version; no scenario changed) |" in table  # only the version moved
     alpha = json.loads(
         cli("history", "fixture-bench", "--agent", "alpha", "--format", "json").stdout
     )
