@@ -137,6 +137,11 @@ class FakeScript(_Model):
         ge=0,
         description="Wait this long before answering GET /v1/models and /props: a distant server.",
     )
+    tokenizer: bool = Field(
+        default=False,
+        description="Serve POST /tokenize as llama.cpp's server does ({content} -> {tokens}), "
+        "one token per word, as the fake's usage counts them.",
+    )
     max_batch: int | None = Field(
         default=None,
         ge=1,

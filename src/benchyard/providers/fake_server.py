@@ -96,6 +96,9 @@ class FakeLLM:
             else:
                 await respond.send(404, {"error": {"message": "no /props here"}})
             return
+        if request.method == "POST" and path == "/tokenize" and script.tokenizer:
+            await self._tokenize(request, respond)
+            return
         if request.method != "POST" or not request.path.rstrip("/").endswith("/chat/completions"):
             await respond.send(
                 404, {"error": {"message": f"no route {request.method} {request.path}"}}
@@ -138,6 +141,18 @@ class FakeLLM:
             await self._stream(respond, reply, body, start_at)
         else:
             await self._whole(respond, reply, body)
+
+    async def _tokenize(self, request: Request, respond: Responder) -> None:
+        """llama.cpp's POST /tokenize: the content's tokens, one per word (as `_usage` counts)."""
+        try:
+            body = request.json()
+            content = body.get("content") if isinstance(body, dict) else None
+            if not isinstance(content, str):
+                raise ValueError("no content")
+        except ValueError as error:
+            await respond.send(400, {"error": {"message": f"invalid tokenize body: {error}"}})
+            return
+        await respond.send(200, {"tokens": list(range(_words(content)))})
 
     def _wait_sec(self, reply: FakeReply, body: dict[str, Any]) -> float:
         """Before the reply starts: its delay and its prompt's prefill, or a warm cache's delay."""

@@ -27,6 +27,7 @@ from benchyard.runner.trajectory import Event
 from benchyard.speed.models import Phase, Sample, SpeedOptions, UsageSource
 from benchyard.speed.plausibility import stalled
 from benchyard.speed.prompts import expected_words, prompt_key, prompt_text
+from benchyard.speed.tokenizer import EndpointTokenizer
 
 TICK_SEC = 0.005  # the ticker's period: the loop's lag is measured this often
 MAX_RETAKES = 2  # a stalled call is taken again at most this many times (then kept, flagged)
@@ -117,12 +118,14 @@ class Measurer:
 
     def __post_init__(self) -> None:
         self.ticker = Ticker()
+        self.tokenizer = EndpointTokenizer(self.config)
         self.stream_client = ProviderClient(self.config)
         self.twin_client = ProviderClient(
             self.config.model_copy(update={"stream": False}), source="model"
         )
 
     async def aclose(self) -> None:
+        await self.tokenizer.aclose()
         await self.stream_client.aclose()
         await self.twin_client.aclose()
 
@@ -178,6 +181,7 @@ class Measurer:
                 text = fresh
         sample.retakes = retakes
         await self._add_twins([(sample, text, answer)])
+        await self._count_tokens([(sample, answer)])
         self.sink([sample])
 
     async def _level(self, level: int, label: str) -> None:
@@ -200,6 +204,7 @@ class Measurer:
                     for (sample, answer), text in zip(batch, texts, strict=True)
                 ]
             )
+            await self._count_tokens(list(batch))
             self.sink([sample for sample, _ in batch])
 
     async def _call(
@@ -257,6 +262,19 @@ class Measurer:
             same = _words(twin.reasoning + twin.content) == _words(streamed)
             source: UsageSource = "twin" if same else "twin_differs"
             sample.usage_source = source if twin.tokens_out is not None else "none"
+
+    async def _count_tokens(self, calls: list[tuple[Sample, str]]) -> None:
+        """Each reply's tokens by the server's own tokenizer, where it has one (after the calls:
+        never while one is timed). Only for calls whose usage counts."""
+        wanted = [(s, text) for s, text in calls if s.error is None and s.tokens_out is not None]
+        if not wanted or self.tokenizer.available is False:
+            return
+        if self.tokenizer.available is None:  # the first: is there one at all?
+            first, text = wanted.pop(0)
+            first.tokenizer_tokens = await self.tokenizer.count(text)
+        counts = await asyncio.gather(*(self.tokenizer.count(text) for _, text in wanted))
+        for (sample, _), count in zip(wanted, counts, strict=True):
+            sample.tokenizer_tokens = count
 
     async def _twin(self, text: str) -> ChatReply:
         return await self.twin_client.chat([{"role": "user", "content": text}], [])

@@ -135,6 +135,11 @@ class Sample(SpeedModel):
         description="How many of its words are ones an answer to the prompt uses (the prompt's "
         "vocabulary and English's common words): a reply on topic has many.",
     )
+    tokenizer_tokens: int | None = Field(
+        default=None,
+        description="The reply's tokens by the serving model's own tokenizer (the server's "
+        "POST /tokenize), where it has one.",
+    )
     client_lag_sec: float | None = Field(
         default=None,
         description="The longest this client's event loop was late during the call (a ticker "

@@ -52,6 +52,7 @@ BYTES_PER_CHAR = 4
 TOKENS_PER_PROSE_WORD = 2.5
 CHARS_PER_TOKEN_MAX = 12
 TOKEN_SLACK = 4  # special tokens (end of turn) and short replies
+TOKENIZER_SLACK = 0.10  # usage within 10% of the server's own tokenizer's count
 ODD_SHARE = 0.25  # a rule on calls fires when this share of them is off
 STALL_MIN_SEC = 0.05  # a call during which the client's loop lagged this much...
 STALL_SHARE = 0.02  # ... and this share of the call's time, was timed late by the client
@@ -85,7 +86,12 @@ def findings(
 
 
 def token_bounds(sample: Sample) -> tuple[int, int] | None:
-    """The fewest and most reply tokens the reply's own text allows (None when not counted)."""
+    """The fewest and most reply tokens the reply's own text allows (None when not counted): by
+    the server's own tokenizer where it has one (within 10%, or TOKEN_SLACK for end-of-turn
+    tokens), else from its characters and words."""
+    if sample.tokenizer_tokens is not None:
+        slack = max(TOKEN_SLACK, math.ceil(TOKENIZER_SLACK * sample.tokenizer_tokens))
+        return max(0, sample.tokenizer_tokens - slack), sample.tokenizer_tokens + slack
     chars, words = sample.reply_chars, sample.reply_words
     if chars is None or words is None:
         return None
@@ -127,6 +133,7 @@ def _usage_outside_bounds(measured: Sequence[Sample]) -> list[Finding]:
         return []
     sample, claimed, (low, high) = outside[0]
     side = "more" if claimed > high else "fewer"
+    how = "by the server's own tokenizer" if sample.tokenizer_tokens is not None else "from them"
     return [
         Finding(
             rule="usage_outside_bounds",
@@ -134,7 +141,7 @@ def _usage_outside_bounds(measured: Sequence[Sample]) -> list[Finding]:
             figure="decode and prefill tokens/s",
             message=f"{len(outside)} of {len(judged)} calls' usage claims {side} reply tokens "
             f"than their text allows (e.g. {claimed} tokens for {sample.reply_chars} characters "
-            f"and {sample.reply_words} words, counted here: {low} to {high}): the endpoint "
+            f"and {sample.reply_words} words; {low} to {high} {how}): the endpoint "
             "miscounts its tokens, so every speed figure built on them is off by as much",
         )
     ]

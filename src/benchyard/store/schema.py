@@ -180,6 +180,7 @@ speed_samples = Table(
     Column("reply_chars", Integer),  # the reply's characters and words, counted by benchyard
     Column("reply_words", Integer),
     Column("expected_words", Integer),  # its words that an answer on topic uses
+    Column("tokenizer_tokens", Integer),  # its tokens by the server's own tokenizer, if any
     Column("client_lag_sec", Float),  # the client's event loop's longest lag during the call
     Column("retakes", Integer, nullable=False, server_default="0"),  # stalled takes discarded
 )

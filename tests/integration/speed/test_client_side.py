@@ -52,8 +52,7 @@ def test_a_client_stall_during_a_call_is_seen_and_the_call_taken_again(
 
     asyncio.run(main())
 
-    retaken = [s for s in kept if s.retakes]
-    assert retaken and retaken[0].phase == "length"  # the third call, at least
+    assert any(s.retakes for s in kept if s.phase == "length")  # the third call, at least
     assert len(llm.requests) > len(kept)  # the stalled take was sent, and thrown away
     assert all(not stalled(s) for s in kept)  # what is kept was timed without a stall
     assert all((s.client_lag_sec or 0.0) < STALL_SEC / 2 for s in kept)

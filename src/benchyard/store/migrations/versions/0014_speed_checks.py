@@ -2,9 +2,7 @@
 topic (to bound the endpoint's token usage and tell an answer from garbage), the client's
 event-loop lag during the call, and how many stalled takes of it were discarded (speed/).
 
-Written beside 0013 (per-scenario hashes, not yet committed when this was): it follows 0012 until
-the two are re-chained (0014 after 0013); meanwhile both are heads and the store upgrades to every
-head (store/engine.py).
+Written beside a 0013 (per-scenario hashes) that was committed as 0015, after this one.
 
 Revision ID: 0014
 Revises: 0012
