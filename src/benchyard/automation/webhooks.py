@@ -193,6 +193,7 @@ class Answer:
     response: str | None = None
     error: str | None = None
     duration_sec: float = 0.0
+    final: bool = False  # a configuration error (a secret not set): trying again cannot help
 
 
 def _in_own_loop(make: Callable[[], Any]) -> Any:
@@ -240,7 +241,7 @@ async def _post(http: httpx.AsyncClient, delivery: Delivery, hook: WebhookConfig
             else f"the response was cut at the delivery's deadline of {hook.timeout_sec:g} s"
         )
     except WebhookUnusable as unusable:
-        answer.error = str(unusable)
+        answer.error, answer.final = str(unusable), True
     except httpx.HTTPError as failed:
         answer.error = secrets.scrub(f"{type(failed).__name__}: {failed}")[:RESPONSE_CHARS]
     answer.duration_sec = time.monotonic() - started
@@ -296,7 +297,7 @@ def _record(
     delivered = status is not None and 200 <= status < 300
     if delivered:
         values: dict[str, Any] = {"state": "delivered", "next_try_at": None, "finished_at": at}
-    elif number >= max_tries or hook is None:
+    elif number >= max_tries or hook is None or answer.final:
         values = {"state": "failed", "next_try_at": None, "finished_at": at}
     else:
         wait = min(MAX_BACKOFF_SEC, base * 2 ** (number - 1))

@@ -560,10 +560,15 @@ def webhooks_test(
         if not output.delivered:
             raise typer.Exit(1)
         return
+    from benchyard.automation.webhooks import tries_of
+
+    tried = tries_of(store, [delivery.id for delivery in made])
     for delivery in made:
         ended = sent.get(delivery.id, delivery)
+        last = tried.get(ended.id, [])[-1:]
+        why = f": {last[0].error}" if last and last[0].error else ""
         typer.echo(
-            f"{name}: ping {ended.id[:8]} {ended.state} (status {ended.last_status}); "
+            f"{name}: ping {ended.id[:8]} {ended.state} (status {ended.last_status}){why}; "
             "see `benchyard webhooks deliveries`"
         )
         if ended.state != "delivered":

@@ -77,15 +77,29 @@ def test_tries_stop_after_max_tries_and_a_refused_connection_is_recorded(store: 
 
 
 def test_nothing_is_sent_unsigned(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A secret not set is a configuration error: failed at once, never tried again (its four
+    tries used to end as `pending (status None)`, each the same refusal)."""
     monkeypatch.delenv(SECRET_ENV)
     with receiver() as got:
-        hooks = {"ci": _hook(got.url, max_tries=1)}
+        hooks = {"ci": _hook(got.url, max_tries=4)}
         emit(store, hooks, events.PING, events.ping_payload("ci"))
         (delivery,) = deliver_due(store, hooks)
     assert got.received == []
-    assert delivery.state == "failed"
+    assert delivery.state == "failed"  # at its first try, though 4 were allowed
     (attempt,) = tries_of(store, [delivery.id])[delivery.id]
     assert f"{SECRET_ENV} (secret_env) is not set" in str(attempt.error)
+
+
+def test_webhooks_test_says_the_secret_is_not_set(
+    tmp_path: Path, cli: Cli, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(SECRET_ENV)
+    with receiver() as got:
+        write_config(cli.cwd, got.url)
+        result = cli("webhooks", "test", "ci")
+    assert result.exit_code == 1
+    assert "failed (status None)" in result.output  # not pending: nothing will try it again
+    assert f"{SECRET_ENV} (secret_env) is not set" in result.output
 
 
 def test_a_url_with_credentials_or_without_a_scheme_is_refused(tmp_path: Path) -> None:
