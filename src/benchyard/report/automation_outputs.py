@@ -174,21 +174,7 @@ def schedule_entry(schedule: Schedule, firings: Sequence[Firing] = ()) -> Schedu
         created_at=schedule.created_at,
         created_by=schedule.created_by,
         next_due_at=schedule.next_due_at,
-        firings=[
-            FiringView(
-                id=f.id,
-                schedule_id=f.schedule_id,
-                due_at=f.due_at,
-                handled_at=f.handled_at,
-                action=f.action,
-                missed=f.missed,
-                run_id=f.run_id,
-                baseline_run_id=f.baseline_run_id,
-                regression=f.regression,
-                detail=f.detail,
-            )
-            for f in firings
-        ],
+        firings=[FiringView.model_validate(f, from_attributes=True) for f in firings],
     )
 
 
@@ -222,18 +208,7 @@ def delivery_entry(delivery: Delivery, tries: Sequence[Try] = ()) -> DeliveryEnt
         created_at=delivery.created_at,
         finished_at=delivery.finished_at,
         last_status=delivery.last_status,
-        try_log=[
-            TryView(
-                delivery_id=t.delivery_id,
-                try_number=t.try_number,
-                at=t.at,
-                status_code=t.status_code,
-                response=t.response,
-                error=t.error,
-                duration_sec=t.duration_sec,
-            )
-            for t in tries
-        ],
+        try_log=[TryView.model_validate(t, from_attributes=True) for t in tries],
     )
 
 
