@@ -38,7 +38,7 @@ async def test_a_node_runs_a_try_as_a_local_worker_does(tmp_path: Path) -> None:
     passed, failure = await tries.one_try(PlannedAttempt(tries.scenario("yes"), 1), 1)
     assert (passed.verdict, passed.answer, passed.run_id, failure) == (
         "passed",
-        "yes",
+        "yes\n",  # the answer as the agent gave it (echo's newline)
         run.id,
         None,
     )
