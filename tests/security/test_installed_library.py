@@ -6,6 +6,7 @@ benchmark with their references (61/74 passed). Each copy of the library must no
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import shutil
@@ -53,13 +54,11 @@ def _copy_package(site: Path) -> None:
     shutil.copytree(PACKAGE, site / "benchyard", ignore=shutil.ignore_patterns("__pycache__"))
 
 
-@pytest.fixture
-def system_install() -> Iterator[Path]:
-    """benchyard in the system Python's /usr/local site directory for this test, removed after
-    (serialised with any other session's)."""
+def _system_site() -> Path:
+    """The system Python's first site directory (/usr/local/lib/python3.X/dist-packages)."""
     if not SYSTEM_PYTHON.exists():
         pytest.skip("no system Python at /usr/bin/python3")
-    site = Path(
+    return Path(
         subprocess.run(
             [str(SYSTEM_PYTHON), "-c", "import site; print(site.getsitepackages()[0])"],
             capture_output=True,
@@ -67,11 +66,28 @@ def system_install() -> Iterator[Path]:
             check=True,
         ).stdout.strip()
     )
+
+
+@contextlib.contextmanager
+def _system_site_lock(site: Path, mode: int) -> Iterator[None]:
+    """The lock that serialises these tests across test sessions on one machine: a system-wide
+    install holds it exclusively, and a test whose sandbox sees the system site directory (every
+    sandbox scans it for library copies) holds it shared, so that no other session's install
+    appears or vanishes under it."""
+    with (site.parent / ".benchyard-security-test.lock").open("w") as lock:
+        fcntl.flock(lock, mode)
+        yield
+
+
+@pytest.fixture
+def system_install() -> Iterator[Path]:
+    """benchyard in the system Python's /usr/local site directory for this test, removed after
+    (serialised with any other session's)."""
+    site = _system_site()
     if not site.is_relative_to("/usr/local") or not os.access(site.parent, os.W_OK):
         pytest.skip(f"cannot install into the system site directory {site}")
     site.mkdir(parents=True, exist_ok=True)
-    with (site.parent / ".benchyard-security-test.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _system_site_lock(site, fcntl.LOCK_EX):
         if (site / "benchyard").exists():
             pytest.skip(f"benchyard is really installed in {site}: not touching it")
         _copy_package(site)
@@ -82,7 +98,18 @@ def system_install() -> Iterator[Path]:
 
 
 @pytest.fixture
-def agent_venv(project: Path) -> Path:
+def no_system_install_meanwhile() -> Iterator[None]:
+    """No other session's system-wide install comes or goes while the test runs."""
+    site = _system_site()
+    if not site.parent.is_dir() or not os.access(site.parent, os.W_OK):
+        yield
+        return
+    with _system_site_lock(site, fcntl.LOCK_SH):
+        yield
+
+
+@pytest.fixture
+def agent_venv(project: Path, no_system_install_meanwhile: None) -> Path:
     """A virtualenv of the system Python, with benchyard installed into it, that the agent's
     interpreter comes from."""
     venv = project / "venv"
