@@ -73,6 +73,18 @@ def _leftovers(directory: Path) -> list[str]:
     return sorted(path.name for path in directory.iterdir())
 
 
+def _import_swe_bench(project_cli: Cli, source: Path, tmp_path: Path) -> tuple[int, str]:
+    """`benchyard import swe-bench SOURCE -o tmp_path/out` from the clones under tmp_path:
+    its exit status and stderr."""
+    code, _, err = _finish(
+        project_cli.process(
+            "import", "swe-bench", str(source), "-o", str(tmp_path / "out"),
+            "--option", f"repos={tmp_path / 'clones'}", db=False,
+        )
+    )  # fmt: skip
+    return code, err
+
+
 def test_a_swe_bench_instance_id_never_writes_outside_the_output(
     tmp_path: Path, project: Path, project_cli: Cli
 ) -> None:
@@ -83,13 +95,7 @@ def test_a_swe_bench_instance_id_never_writes_outside_the_output(
         [_instance("acme__calc-1", commit), _instance("../../../victim", commit)],
     )
     before = _leftovers(tmp_path)
-    out = tmp_path / "out"
-    code, _, err = _finish(
-        project_cli.process(
-            "import", "swe-bench", str(source), "-o", str(out),
-            "--option", f"repos={tmp_path / 'clones'}", db=False,
-        )
-    )  # fmt: skip
+    code, err = _import_swe_bench(project_cli, source, tmp_path)
     assert "Traceback" not in err, err
     assert code == 1, err
     assert f"{source}:2: instance_id: '../../../victim' leads out of its directory" in err
@@ -107,13 +113,7 @@ def test_an_import_that_fails_to_load_leaves_nothing(
         [_instance("acme__calc-1", commit), _instance("acme__calc-1", commit)],
     )
     before = _leftovers(tmp_path)
-    out = tmp_path / "out"
-    code, _, err = _finish(
-        project_cli.process(
-            "import", "swe-bench", str(source), "-o", str(out),
-            "--option", f"repos={tmp_path / 'clones'}", db=False,
-        )
-    )  # fmt: skip
+    code, err = _import_swe_bench(project_cli, source, tmp_path)
     assert "Traceback" not in err, err
     assert code == 1, err
     assert "acme__calc-1" in err
