@@ -2,26 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
 import shlex
 import time
-from collections.abc import Iterable
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchyard import secrets
 from benchyard.agents.base import AgentResult, AgentTask
 from benchyard.agents.toolbox import ToolBox
+from benchyard.providers.config import ModelConfig, redacted_model_config
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event, claim_numbers, message
 from benchyard.sandbox.base import SYSTEM_PATH
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
 from benchyard.untrusted import UntrustedFileRefused, read_capped, remove_entry, write_fresh
+
+if TYPE_CHECKING:
+    from benchyard.bridge.server import BridgeSession
 
 IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
 EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
@@ -49,6 +56,12 @@ class CommandAgentConfig(BaseModel):
         default_factory=list,
         description="Host paths the command may read in its sandbox besides its own code "
         "(absolute, or relative to benchyard.yaml); nothing else of the host is shown.",
+    )
+    bridge: ModelConfig | None = Field(
+        default=None,
+        description="The model behind the attempt's model bridge (`provider: NAME`, `model`, "
+        "...): the agent's OpenAI- and Anthropic-style calls go to it through benchyard, which "
+        "holds the key and records every call (docs/agent-protocol.md#the-model-bridge).",
     )
 
     @field_validator("env", "pass_env")
@@ -86,11 +99,21 @@ class CommandAgent:
     needs_workdir = True
 
     def __init__(self, name: str, config: CommandAgentConfig) -> None:
+        from benchyard.providers.client import ProviderClient
+
         self.name = name
         self.config = config
+        self.client = ProviderClient(config.bridge, "bridge") if config.bridge else None
 
     def describe(self) -> dict[str, Any]:
-        return self.config.model_dump()
+        described = self.config.model_dump(mode="json")
+        if described.get("bridge"):
+            described["bridge"] = redacted_model_config(described["bridge"])
+        return described
+
+    async def aclose(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
 
     @property
     def readable_paths(self) -> tuple[Path, ...]:
@@ -112,12 +135,37 @@ class CommandAgent:
         toolbox: ToolBox | None = ToolBox.for_scenario(task.scenario, result.trajectory)
         if toolbox is not None and not toolbox.tools:
             toolbox = None
-        async with serve_tools(toolbox, task.io_dir) as tools_env:
+        async with (
+            serve_tools(toolbox, task.io_dir) as tools_env,
+            self._bridge(task, result) as bridge,
+        ):
             if toolbox is not None:
                 _refuse_unreachable_tools(task, tools_env)
-            await self._turns(task, deadline, result, toolbox, tools_env)
-        result.turns = max(len(result.answers), _agent_reported_turns(result.trajectory))
+            await self._turns(task, deadline, result, toolbox, tools_env, bridge)
+        result.turns = max(
+            len(result.answers),
+            _agent_reported_turns(result.trajectory),
+            bridge.bridge.calls if bridge else 0,
+        )
         return result
+
+    @asynccontextmanager
+    async def _bridge(
+        self, task: AgentTask, result: AgentResult
+    ) -> AsyncIterator[BridgeSession | None]:
+        """The attempt's model bridge while the block runs; None when the agent has none, or the
+        run's network mode is `none`."""
+        request = getattr(task.sandbox, "request", None)
+        if self.client is None or (request is not None and not request.bridge):
+            yield None
+            return
+        from benchyard.bridge.server import Bridge, serve_bridge
+
+        assert task.io_dir is not None
+        bridge = Bridge(self.client, result.trajectory, task.max_turns)
+        own_network = request is not None and not request.network
+        async with serve_bridge(bridge, task.io_dir, own_network=own_network) as session:
+            yield session
 
     async def _turns(
         self,
@@ -126,6 +174,7 @@ class CommandAgent:
         result: AgentResult,
         toolbox: ToolBox | None,
         tools_env: dict[str, str],
+        bridge: BridgeSession | None,
     ) -> None:
         assert task.workdir is not None and task.io_dir is not None
         conversation = _opening_messages(task)
@@ -136,18 +185,32 @@ class CommandAgent:
             conversation.append({"role": "user", "content": user_text})
             result.trajectory.append(message("user", user_text))
             files = _write_turn_files(task.io_dir, user_text, conversation)
-            outcome = await task.sandbox.run(
-                ["/bin/sh", "-c", self.config.command],
-                workdir=task.workdir,
-                io_dir=task.io_dir,
-                env={**self._environment(task, turn_number, files), **tools_env},
-                timeout_sec=max(deadline - time.monotonic(), 0.001),
-                output_cap_bytes=task.output_cap_bytes,
+            argv = ["/bin/sh", "-c", self.config.command]
+            outcome = await _watched(
+                task.sandbox.run(
+                    bridge.wrap(argv) if bridge else argv,
+                    workdir=task.workdir,
+                    io_dir=task.io_dir,
+                    env={
+                        **self._environment(task, turn_number, files),
+                        **tools_env,
+                        **(bridge.env if bridge else {}),
+                    },
+                    timeout_sec=max(deadline - time.monotonic(), 0.001),
+                    output_cap_bytes=task.output_cap_bytes,
+                ),
+                bridge,
             )
-            _append_output(result, outcome)
+            if outcome is not None:
+                _append_output(result, outcome)
             trajectory_offset = _read_agent_events(
                 files["trajectory"], trajectory_offset, result.trajectory
             )
+            if bridge and bridge.bridge.failure:
+                failure = bridge.bridge.failure
+                failure.partial = result
+                raise failure
+            assert outcome is not None
             _raise_on_failure(outcome, task, result)
             answer = _answer(files["output"], outcome, task.output_cap_bytes)
             result.answers.append(answer)
@@ -172,6 +235,25 @@ class CommandAgent:
             "BENCHYARD_TURN": str(turn),
             "BENCHYARD_WORKDIR": str(task.workdir),
         }
+
+
+async def _watched(
+    running: Awaitable[ProcessOutcome], bridge: BridgeSession | None
+) -> ProcessOutcome | None:
+    """The command's outcome; None when the model bridge stopped the attempt first (a limit
+    reached, the provider down): the command's whole tree is then killed at once."""
+    if bridge is None:
+        return await running
+    command = asyncio.ensure_future(running)
+    stopped = asyncio.ensure_future(bridge.bridge.stopped.wait())
+    try:
+        await asyncio.wait({command, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiting in (stopped, command) if not command.done() else (stopped,):
+            waiting.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await waiting
+    return command.result() if not command.cancelled() else None
 
 
 def _base_environment(home: Path) -> dict[str, str]:

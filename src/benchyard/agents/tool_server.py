@@ -52,7 +52,7 @@ async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[di
         if len(str(socket_path)) <= MAX_SOCKET_PATH:
             servers.append(_server(_Handler(toolbox, ""), limit))
             await servers[1].listen_unix(socket_path)
-            _let_the_sandbox_connect(socket_path)
+            let_the_sandbox_connect(socket_path)
             env["BENCHYARD_TOOLS_SOCKET"] = str(socket_path)
         yield env
     finally:
@@ -67,7 +67,7 @@ def _server(handler: _Handler, limit: ConnectionLimit) -> LoopbackServer:
     return LoopbackServer(handler.handle, limit=limit, request_timeout_sec=REQUEST_TIMEOUT_SEC)
 
 
-def _let_the_sandbox_connect(socket_path: Path) -> None:
+def let_the_sandbox_connect(socket_path: Path) -> None:
     """Hand the socket to the user sandboxed commands run as (connecting takes write permission
     on it); benchyard's own user needs nothing."""
     user = sandbox_user()

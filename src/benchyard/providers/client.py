@@ -96,7 +96,13 @@ class ProviderClient:
         watch: CallWatch | None = None,
     ) -> ChatReply:
         """One model call, retried on infrastructure faults (each retry logged to `sink`)."""
-        body = self._body(messages, tools, tool_choice, overrides)
+        return await self.complete(self._body(messages, tools, tool_choice, overrides), sink, watch)
+
+    async def complete(
+        self, body: dict[str, Any], sink: list[Event], watch: CallWatch | None = None
+    ) -> ChatReply:
+        """One model call of a whole request `body` (the model bridge relays an agent's), retried
+        on infrastructure faults (each retry logged to `sink`), priced with the model's price."""
         watch = watch or CallWatch()
         try:
             reply = await self._tries(body, sink, watch)

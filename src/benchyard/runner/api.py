@@ -91,12 +91,17 @@ def resolve_agent(
 
 
 def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
-    """An `openai` agent's config with its provider and price filled in from benchyard.yaml."""
+    """An `openai` agent's config, or a command agent's `bridge`, with its provider and price
+    filled in from benchyard.yaml."""
     from benchyard.providers.config import resolve_model_config
 
-    if agent_config.get("kind") != "openai":
+    if agent_config.get("kind") == "openai":
+        return resolve_model_config(agent_config, config.providers, config.prices)
+    bridge = agent_config.get("bridge")
+    if agent_config.get("kind", "command") != "command" or not isinstance(bridge, dict):
         return agent_config
-    return resolve_model_config(agent_config, config.providers, config.prices)
+    resolved = resolve_model_config(bridge, config.providers, config.prices)
+    return {**agent_config, "bridge": resolved}
 
 
 def register_secrets(config: ProjectConfig) -> None:

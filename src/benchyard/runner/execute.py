@@ -48,6 +48,7 @@ FLUSH_EVERY = 256
 FLUSH_INTERVAL_SEC = 0.25
 MAX_BACKOFF_SEC = 30.0
 ANSWER_CAP_CHARS = 64 * 1024
+NETWORK_MODES = ("none", "bridge", "all")
 
 
 @dataclass(frozen=True)
@@ -64,11 +65,24 @@ class RunSettings:
     keep_workdirs: bool = False
     sandbox: str = field(default_factory=default_sandbox_name)  # bwrap | docker | none
     allow_unsandboxed: bool = False  # let `none` run agent commands and model-written code
-    allow_network: bool = False  # agent commands reach the network (code checks never do)
+    # What an agent command's sandbox reaches (code checks never have a network): none; bridge
+    # (its model bridge only); all (the host's network). allow_network: `all`, as runs recorded
+    # it before `network` existed; the two are kept in agreement.
+    network: str = "bridge"
+    allow_network: bool = False
     work_root: str | None = field(default_factory=lambda: default_work_root())
     on_crash: str = "resume"  # what a lost worker means for the run: resume | fail
     judge: dict[str, Any] | None = None  # the judge model's settings (providers.judge.JudgeConfig)
     profile: str | None = None  # the benchmark's named subset (spec/profiles.py); None: full
+
+    def __post_init__(self) -> None:
+        if self.network not in NETWORK_MODES:
+            raise ValueError(
+                f"network must be one of {', '.join(NETWORK_MODES)}, not {self.network!r}"
+            )
+        if self.allow_network:
+            object.__setattr__(self, "network", "all")
+        object.__setattr__(self, "allow_network", self.network == "all")
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -357,9 +371,12 @@ class _AttemptExecutor:
 
     def sandbox_for(self, scenario: Scenario, *, agent: bool = False) -> Sandbox:
         """The run's sandbox as the scenario asks for it (image, network, limits); the agent's
-        own also with the network when the run allows it."""
-        network = agent and self.settings.allow_network
-        return self.sandbox.configured(request_for(self.benchmark, scenario, network=network))
+        own also with the host's network under `--network all`, and its model bridge unless
+        `--network none`."""
+        network = agent and self.settings.network == "all"
+        bridge = agent and self.settings.network != "none"
+        request = request_for(self.benchmark, scenario, network=network, bridge=bridge)
+        return self.sandbox.configured(request)
 
     async def _start_coding(
         self, scenario: Scenario, dirs: AttemptDirs | None

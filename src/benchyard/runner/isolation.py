@@ -224,16 +224,18 @@ def store_files(url: str | None) -> tuple[Path, ...]:
 
 
 def request_for(
-    benchmark: Benchmark, scenario: Scenario, *, network: bool = False
+    benchmark: Benchmark, scenario: Scenario, *, network: bool = False, bridge: bool = True
 ) -> SandboxRequest:
     """The scenario's `sandbox` and `limits`, over its benchmark's, over benchyard's defaults;
-    `network` gives the network even where the scenario does not ask for it."""
+    `network` gives the network even where the scenario does not ask for it, `bridge` lets an
+    agent's model bridge be served (not under `--network none`)."""
     asked, general = scenario.sandbox, benchmark.manifest.sandbox
     limits, defaults = scenario.limits, benchmark.manifest.defaults
     asked_network = asked.network if asked.network is not None else general.network
     return SandboxRequest(
         image=asked.image or general.image,
         network=network or bool(asked_network),
+        bridge=bridge,
         limits=ResourceLimits(
             memory_mb=limits.memory_mb or defaults.memory_mb or DEFAULT_MEMORY_MB,
             max_processes=limits.max_processes or defaults.max_processes or DEFAULT_MAX_PROCESSES,

@@ -29,7 +29,8 @@ class SandboxRequest:
     """What one scenario asks of its sandbox: merged from the scenario, its benchmark and defaults."""
 
     image: str | None = None  # the docker sandbox's image; None: the sandbox's default image
-    network: bool = False
+    network: bool = False  # the host's network shared (`--network all`, a scenario's `network`)
+    bridge: bool = True  # an agent's model bridge may be served (`--network` bridge or all)
     limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 

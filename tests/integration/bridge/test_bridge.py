@@ -1,0 +1,171 @@
+"""The model bridge with a real command agent in the default bwrap sandbox: a stdlib client that
+knows only OPENAI_BASE_URL and OPENAI_API_KEY reaches benchyard's fake model server through the
+bridge, over real HTTP, with no network of its own; every call is in the trajectory; the real key
+never reaches the sandbox; a provider that goes down and max_turns stop the attempt live."""
+
+from __future__ import annotations
+
+import base64
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from benchyard.providers.fake_server import FakeLLM
+from benchyard.store.records import AttemptRecord
+from benchyard.store.store import Store
+from tests.support import Cli, scenario, write_benchmark
+
+pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+
+REAL_KEY = "sk-real-provider-key-7f3a9c"
+KEY_VARIABLE = "BENCHYARD_TEST_BRIDGE_KEY"
+
+# Two model calls: the first streamed (a tool call comes back), the second whole; the answer is
+# the second's content. The environment and /proc/self/environ go to stderr in base64, which
+# scrubbing cannot recognise: what the sandbox held, as the agent could exfiltrate it.
+AGENT = r"""
+import base64, json, os, sys, urllib.request
+
+base, key = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+dump = json.dumps(dict(os.environ)) + open("/proc/self/environ", "rb").read().decode("latin-1")
+sys.stderr.write("ENV:" + base64.b64encode(dump.encode()).decode() + "\n")
+
+def call(messages, stream):
+    body = json.dumps({"model": "whatever", "messages": messages, "stream": stream}).encode()
+    request = urllib.request.Request(base + "/chat/completions", body, {
+        "Authorization": "Bearer " + key, "Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        text = response.read().decode()
+    if not stream:
+        return json.loads(text)["choices"][0]["message"]
+    message = {"role": "assistant", "content": "", "tool_calls": []}
+    for line in text.splitlines():
+        if line.startswith("data: {"):
+            for choice in json.loads(line[6:])["choices"]:
+                delta = choice["delta"]
+                message["content"] += delta.get("content") or ""
+                message["tool_calls"] += delta.get("tool_calls") or []
+    return message
+
+messages = [{"role": "user", "content": open(os.environ["BENCHYARD_INSTRUCTION_FILE"]).read()}]
+calls = int(os.environ.get("CALLS", "2"))
+for number in range(calls):
+    reply = call(messages, stream=number == 0)
+    messages.append(reply)
+    messages.append({"role": "user", "content": "tool result %d" % number})
+print(reply["content"])
+"""
+
+SCRIPT = {
+    "replies": [
+        {"match": "say ok", "tool_calls": [{"name": "lookup", "arguments": {"q": "ok"}}]},
+        {"match": "tool result", "content": "ok"},
+    ]
+}
+
+
+def _project(work: Path, url: str, agent: Path, **bridge: Any) -> None:
+    config = {
+        "providers": {
+            "fake": {
+                "base_url": url,
+                "api_key_env": KEY_VARIABLE,
+                "max_retries": 1,
+                "retry_backoff_sec": 0.01,
+            }
+        },
+        "prices": {"bridged-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}},
+        "agents": {
+            "bridged": {
+                "kind": "command",
+                "command": f"python3 {agent}",
+                "env": {"CALLS": str(bridge.pop("calls", 2))},
+                "bridge": {"provider": "fake", "model": "bridged-model", **bridge},
+            }
+        },
+    }
+    (work / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+def _attempt(
+    cli: Cli, store: Store, tmp_path: Path, llm: FakeLLM, *args: str, **bridge: Any
+) -> AttemptRecord:
+    agent_dir = tmp_path / "agent"
+    agent_dir.mkdir()
+    (agent_dir / "agent.py").write_text(AGENT, encoding="utf-8")
+    _project(cli.cwd, llm.url, agent_dir / "agent.py", **bridge)
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
+    result = cli("run", str(bench), "--agent", "bridged", "--retries", "0", "-q", *args)
+    assert result.exit_code in (0, 1, 3), result.output  # 3: nothing graded (all errors)
+    run = store.resolve_run("latest")
+    (attempt,) = store.attempts(run.id, with_evidence=True)
+    return attempt
+
+
+def _bridged(attempt: AttemptRecord) -> list[Any]:
+    return [
+        e
+        for e in attempt.trajectory or []
+        if e.data and e.data.get("source") == "bridge" and e.kind == "message"
+    ]
+
+
+def test_an_agent_reaches_its_model_only_through_the_bridge(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    with FakeLLM(SCRIPT) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm)
+        requests, headers = list(llm.requests), list(llm.headers)
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    calls = _bridged(attempt)
+    assert len(calls) == len(requests) == 2
+    for event in calls:
+        assert event.tokens_in and event.tokens_out and event.ttft_sec is not None
+        assert event.cost_usd is not None and event.cost_usd > 0
+        assert event.data["model"] == "bridged-model"
+    assert calls[0].data["tool_calls"][0]["name"] == "lookup"
+    assert calls[1].content == "ok"
+    assert [r["model"] for r in requests] == ["bridged-model", "bridged-model"]
+    assert all(h["authorization"] == f"Bearer {REAL_KEY}" for h in headers)
+    assert attempt.turns == 2
+    # What the sandbox held: the bridge's token and URL, never the real key.
+    encoded = next(line for line in (attempt.stderr or "").splitlines() if line.startswith("ENV:"))
+    held = base64.b64decode(encoded[4:]).decode()
+    assert REAL_KEY not in held
+    assert "benchyard-bridge-" in held and "OPENAI_BASE_URL" in held
+    assert "127.0.0.1:18080" in held  # the relay in the sandbox's own network namespace
+
+
+def test_a_provider_down_mid_attempt_is_an_uncounted_error(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    script = {
+        "replies": [
+            SCRIPT["replies"][0],
+            {"match": "tool result", "status": 503},
+        ]
+    }
+    with FakeLLM(script) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm)
+    assert attempt.verdict == "error", attempt.cause
+    assert attempt.failure_kind == "provider_unavailable"
+    assert "503" in (attempt.cause or "")
+    assert len(_bridged(attempt)) == 1  # the call that came back is kept
+
+
+def test_max_turns_stops_the_agent_live(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    with FakeLLM(SCRIPT) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, "--max-turns", "3", calls=50)
+        requests = list(llm.requests)
+    assert attempt.verdict == "failed"
+    assert attempt.failure_kind == "max_turns"
+    assert "stopped live by the model bridge" in (attempt.cause or "")
+    assert len(requests) == len(_bridged(attempt)) == 3
