@@ -4,17 +4,21 @@ are imported inside the commands so that `benchyard --help` stays fast.
 Commands are `module:function` entries, imported when used: `benchyard run ...` builds the command
 line of `run` alone (its module imported, its options parsed); the top-level help lists every
 command by name and help without building their options; anything else (a misspelt command) and
-`app` (for tests) build every command."""
+`app` (for tests) build every command. The top-level help itself, at a terminal of 80 columns
+or more, is printed from its text (cli/help_text.py) without importing Typer."""
 
 from __future__ import annotations
 
 import functools
-import importlib
+import os
 import sys
-from collections.abc import Iterable
-from typing import Annotated, Any
 
-import typer
+TYPE_CHECKING = False  # typing is not imported for the help (it costs a fifth of the help's time)
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    import typer
 
 # Every command by name, in the order the help lists them: "module:function" under benchyard.cli.
 COMMANDS: dict[str, str] = {
@@ -53,31 +57,18 @@ GROUPS: dict[str, str] = {
 }
 
 
-def _version(value: bool) -> None:
-    if value:
-        from benchyard import __version__
-
-        typer.echo(f"benchyard {__version__}")
-        raise typer.Exit()
-
-
-def main_options(
-    version: Annotated[
-        bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Print the version and exit."
-        ),
-    ] = False,
-) -> None:
-    """benchyard: every scenario in parallel, every trajectory recorded, every run tagged with a commit."""
-
-
 def _load(target: str) -> Any:
+    import importlib
+
     module, attribute = target.split(":")
     return getattr(importlib.import_module(f"benchyard.cli.{module}"), attribute)
 
 
 def _bare_app() -> typer.Typer:
+    import typer
+
+    from benchyard.cli.top_options import main_options
+
     built = typer.Typer(
         name="benchyard",
         help="Run benchmarks against AI agents and LLM endpoints; compare runs; re-run what failed.",
@@ -112,6 +103,8 @@ def _listed_only() -> None:
 
 def help_app() -> typer.Typer:
     """Every command and group by name and help, without their options: the top-level help."""
+    import typer
+
     built = _bare_app()
     for name, target in COMMANDS.items():
         built.command(name=name, help=_load(target).__doc__)(_listed_only)
@@ -138,5 +131,69 @@ def _asked(args: list[str]) -> typer.Typer:
     return full_app()
 
 
+def rendered_help() -> str:
+    """The top-level help as Typer prints it at a terminal `HELP_WIDTH` columns wide (or wider):
+    Click's help is as wide as the terminal less 2 columns, at most 78."""
+    from typer.main import get_command
+
+    from benchyard.cli.help_text import HELP_WIDTH
+
+    command = get_command(help_app())
+    width = HELP_WIDTH - 2
+    context = command.context_class(command, info_name="benchyard", terminal_width=width)
+    return command.get_help(context) + "\n"
+
+
+def _help_from_text(args: list[str]) -> bool:
+    """Whether `args` ask for the top-level help and the terminal is wide enough for its text to
+    be what Typer prints."""
+    from benchyard.cli.help_text import HELP_WIDTH
+
+    return args in ([], ["--help"]) and _terminal_columns() >= HELP_WIDTH
+
+
+def _terminal_columns() -> int:
+    """The terminal's width as Click reads it (shutil.get_terminal_size, which imports `re`):
+    COLUMNS, else stdout's terminal, else 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def _print_help(asked: bool) -> None:
+    """The top-level help from its text, as Typer prints it: asked for (`--help`), on stdout;
+    for want of a command, on stderr with exit status 2."""
+    from benchyard.cli.help_text import HELP_TEXT, USAGE
+
+    text = HELP_TEXT.replace(USAGE, f"Usage: {_program_name()} ", 1)
+    if asked:
+        sys.stdout.write(text)
+        return
+    sys.stderr.write(text)
+    sys.exit(2)
+
+
+def _program_name() -> str:
+    """The command's name as Click's help says it: `benchyard` (the script's file name), or
+    `python -m benchyard` when started as a module (click.utils._detect_program_name)."""
+    package = getattr(sys.modules["__main__"], "__package__", None)
+    if not package:
+        return os.path.basename(sys.argv[0])
+    name = os.path.splitext(os.path.basename(sys.argv[0]))[0]
+    module = package if name == "__main__" else f"{package}.{name}"
+    return f"python -m {module.lstrip('.')}"
+
+
 def main() -> None:
-    _asked(sys.argv[1:])()
+    args = sys.argv[1:]
+    if _help_from_text(args):
+        _print_help(bool(args))
+    else:
+        _asked(args)()
