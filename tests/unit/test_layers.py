@@ -31,6 +31,7 @@ layers = load_layers()
 
 # (importer, imported): imports pointing up the table, each to be turned around.
 KNOWN_UPWARD: set[tuple[str, str]] = {
+    ("benchyard.agents.command", "benchyard.bridge.server"),
     ("benchyard.agents.oracle", "benchyard.runner.two_phase"),
     ("benchyard.checks.formats.harbor", "benchyard.importers.containers"),
     ("benchyard.checks.formats.harbor", "benchyard.importers.swebench_eval"),
@@ -38,7 +39,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.checks.formats.swebench", "benchyard.importers.swebench_eval"),
     ("benchyard.config", "benchyard.automation.webhook_config"),
     ("benchyard.executors.ray.node", "benchyard.runner.worker"),
-    ("benchyard.providers.client", "benchyard.runner.execute"),
     ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),
     ("benchyard.report.outputs", "benchyard.runner.api"),
     ("benchyard.report.schema", "benchyard.report.output_schemas"),

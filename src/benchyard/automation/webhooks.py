@@ -35,6 +35,7 @@ from sqlalchemy.exc import OperationalError
 from benchyard import secrets
 from benchyard.automation.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from benchyard.automation.webhook_config import MAX_TIMEOUT_SEC, WebhookConfig, WebhookUnusable
+from benchyard.backoff import exponential_delay
 from benchyard.store.schema import webhook_deliveries, webhook_tries
 from benchyard.store.store import Store, aware
 
@@ -46,7 +47,7 @@ RESPONSE_CHARS = RESPONSE_BYTES
 # A claimed delivery is not claimed again for this long (its lease): past the longest deadline a
 # try may have (webhook_config's timeout_sec), so that no two processes send it at once.
 CLAIM_SEC = MAX_TIMEOUT_SEC + 30.0
-MAX_BACKOFF_SEC = 3600.0
+MAX_WAIT_SEC = 3600.0
 BATCH = 20
 d = webhook_deliveries
 
@@ -300,7 +301,7 @@ def _record(
     elif number >= max_tries or hook is None or answer.final:
         values = {"state": "failed", "next_try_at": None, "finished_at": at}
     else:
-        wait = min(MAX_BACKOFF_SEC, base * 2 ** (number - 1))
+        wait = exponential_delay(base, number, MAX_WAIT_SEC)
         values = {"state": "pending", "next_try_at": at + timedelta(seconds=wait)}
     values |= {"tries": number, "last_status": status}
     with store.engine.begin() as connection:

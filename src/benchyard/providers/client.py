@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from benchyard import secrets
+from benchyard.backoff import backoff_delay
 from benchyard.providers.config import (
     ModelConfig,
     ProviderConfig,
@@ -167,8 +168,6 @@ class ProviderClient:
         return {**body, **config.extra_body, **(overrides or {})}
 
     def _delay(self, fault: RetryableError, try_number: int) -> float:
-        from benchyard.runner.execute import backoff_delay
-
         provider = self.config.provider
         if fault.retry_after_sec is not None:
             return min(fault.retry_after_sec, provider.max_retry_after_sec)

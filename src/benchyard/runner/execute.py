@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import random
 import time
 import traceback
 import uuid
@@ -21,6 +20,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
+from benchyard.backoff import MAX_BACKOFF_SEC, backoff_delay
 from benchyard.importers.metrics import run_settings_provenance
 from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
@@ -46,7 +46,6 @@ from benchyard.store.records import AttemptRecord, RunRecord
 
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_SEC = 0.25
-MAX_BACKOFF_SEC = 30.0
 ANSWER_CAP_CHARS = 64 * 1024
 NETWORK_MODES = ("none", "bridge", "all")
 
@@ -451,12 +450,6 @@ def default_work_root() -> str | None:
         return configured
     shm = Path("/dev/shm")
     return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
-
-
-def backoff_delay(base_sec: float, try_number: int) -> float:
-    """Exponential backoff with jitter: base * 2^(n-1), scaled by a random factor in [0.5, 1.5)."""
-    delay: float = min(MAX_BACKOFF_SEC, base_sec * 2 ** (try_number - 1))
-    return delay * (0.5 + random.random())
 
 
 def _describe(error: BaseException) -> str:
