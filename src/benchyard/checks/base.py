@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 if TYPE_CHECKING:
-    from benchyard.providers.judge import Judge
     from benchyard.runner.trajectory import Event
     from benchyard.sandbox.process import ProcessOutcome
     from benchyard.spec.models import Scenario
@@ -42,6 +41,25 @@ class CheckResult:
     @classmethod
     def of(cls, passed: bool, reason: str) -> CheckResult:
         return cls(passed=passed, score=1.0 if passed else 0.0, reason=reason)
+
+
+T = TypeVar("T")
+
+
+class Judge(Protocol):
+    """The run's judge model as the checks see it: the runner passes one in (providers/judge.py's
+    `Judge`), so that checks never import the providers."""
+
+    async def verdict(
+        self,
+        messages: list[dict[str, Any]],
+        parse: Callable[[str], T],
+        sink: list[Event],
+        label: str,
+    ) -> T:
+        """Ask the judge and read its reply with `parse` (which raises ValueError for a reply it
+        cannot read); the judge's calls go to `sink`, marked with `label`."""
+        ...
 
 
 @dataclass(frozen=True)

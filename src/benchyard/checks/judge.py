@@ -16,10 +16,9 @@ from pydantic import Field
 
 from benchyard.checks.answer_json import NotJson, parse_answer_json
 from benchyard.checks.answer_text import clip, trimmed
-from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence
+from benchyard.checks.base import CheckFailedToRun, CheckParams, CheckResult, Evidence, Judge
 from benchyard.checks.judge_types import JUDGE_CHECK_TYPES as JUDGE_CHECK_TYPES
 from benchyard.checks.registry import check
-from benchyard.providers.judge import Judge
 
 EXPLANATION_CHARS = 300
 SYSTEM = (

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from benchyard.checks.base import Judge
 from benchyard.checks.judge import SYSTEM, _json_object
-from benchyard.providers.judge import Judge
 from benchyard.runner.trajectory import Event
 from benchyard.sre.matching import RootCauseTruth
 
