@@ -16,8 +16,10 @@ from benchyard.cli.options import (
     AllowUnsandboxedOption,
     DbOption,
     ListFormatOption,
+    NetworkOption,
     SandboxOption,
     check_list_format,
+    network_mode,
 )
 
 if TYPE_CHECKING:
@@ -318,6 +320,7 @@ def schedule_add(
     ] = None,
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
+    network: NetworkOption = None,
     allow_network: AllowNetworkOption = False,
     format: ListFormatOption = "table",
     db: DbOption = None,
@@ -348,7 +351,7 @@ def schedule_add(
         judge=judge_for(config),
         sandbox=sandbox or default_sandbox_name(),
         allow_unsandboxed=allow_unsandboxed,
-        allow_network=allow_network,
+        network=network_mode(network, allow_network) or "bridge",
         profile=None if profile == "full" else profile,
     )
     recorded = settings.to_json()

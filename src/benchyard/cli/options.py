@@ -26,14 +26,53 @@ SandboxOption = Annotated[
         "with bubblewrap installed), docker, or none (the host; needs --allow-unsandboxed).",
     ),
 ]
+
+
+class NetworkMode(StrEnum):
+    none = "none"
+    bridge = "bridge"
+    all = "all"
+
+
+NetworkOption = Annotated[
+    NetworkMode | None,
+    typer.Option(
+        "--network",
+        help="What agent commands reach from their sandbox: none; bridge (the default: only "
+        "their model bridge, docs/agent-protocol.md#the-model-bridge); all (this host's whole "
+        "network, loopback included; the store on this host is refused). Code is always graded "
+        "without a network.",
+    ),
+]
 AllowNetworkOption = Annotated[
     bool,
     typer.Option(
         "--allow-network",
-        help="Let agent commands reach the network from their sandbox (an agent that calls a "
-        "model over HTTP); code is still graded without it.",
+        help="The same as --network all (kept for older scripts).",
     ),
 ]
+ALL_NETWORK_WARNING = (
+    "warning: --network all: agent commands share this host's network: every service "
+    "listening on it (loopback included: databases, caches, other users' servers), the local "
+    "network, cloud metadata (169.254.169.254) and the internet become reachable to them; only "
+    "a store on this host is refused. --network bridge gives them their model without this."
+)
+
+
+def network_mode(network: NetworkMode | None, allow_network: bool) -> str | None:
+    """The mode that --network and --allow-network (its alias of `all`) ask for together; None
+    when neither is given. Warns on stderr, naming what becomes reachable, under `all`."""
+    if allow_network and network not in (None, NetworkMode.all):
+        raise typer.BadParameter(
+            f"--allow-network means --network all, not --network {network}: give one of them",
+            param_hint="--allow-network",
+        )
+    mode = NetworkMode.all.value if allow_network else (network.value if network else None)
+    if mode == NetworkMode.all:
+        typer.echo(ALL_NETWORK_WARNING, err=True)
+    return mode
+
+
 AllowUnsandboxedOption = Annotated[
     bool,
     typer.Option(

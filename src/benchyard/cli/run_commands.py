@@ -16,10 +16,12 @@ from benchyard.cli.options import (
     AllowNetworkOption,
     AllowUnsandboxedOption,
     DbOption,
+    NetworkOption,
     OnCrash,
     RunArg,
     SandboxOption,
     check_list_format,
+    network_mode,
 )
 from benchyard.cli.spend_options import (
     BudgetOption,
@@ -161,6 +163,7 @@ def run(
     ] = OnCrash.resume,
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
+    network: NetworkOption = None,
     allow_network: AllowNetworkOption = False,
     fail_under: FailUnderOption = None,
     fail_under_on: FailUnderOnOption = GateOn.accuracy,
@@ -220,7 +223,7 @@ def run(
         on_crash=on_crash.value,
         sandbox=sandbox or default_sandbox_name(),
         allow_unsandboxed=allow_unsandboxed,
-        allow_network=allow_network,
+        network=network_mode(network, allow_network) or "bridge",
         profile=None if profile == "full" else profile,
     )
     plan = plan_run(loaded, settings)
@@ -374,6 +377,7 @@ def rerun(
     agent_repo: AgentRepoOption = None,
     sandbox: SandboxOption = None,
     allow_unsandboxed: AllowUnsandboxedOption = False,
+    network: NetworkOption = None,
     allow_network: AllowNetworkOption = False,
     fail_under: FailUnderOption = None,
     fail_under_on: FailUnderOnOption = GateOn.accuracy,
@@ -406,8 +410,9 @@ def rerun(
         overrides["sandbox"] = sandbox  # else the parent run's sandbox
     if allow_unsandboxed:
         overrides["allow_unsandboxed"] = True
-    if allow_network:
-        overrides["allow_network"] = True
+    mode = network_mode(network, allow_network)
+    if mode:  # else the parent run's network
+        overrides.update(network=mode, allow_network=mode == "all")
     agent_overrides = {"max_tokens": max_tokens} if max_tokens else {}
     plan = plan_rerun(store, parent, overrides, recover=recover, agent_overrides=agent_overrides)
     typer.echo(f"re-running {plural(len(plan.plan), 'attempt')} of run {parent.id[:8]}", err=True)
