@@ -106,9 +106,12 @@ class CommandAgent:
         self.client = ProviderClient(config.bridge, "bridge") if config.bridge else None
 
     def describe(self) -> dict[str, Any]:
+        """The configuration a run records (without `bridge` when there is none, as before it
+        existed); the bridge's credential headers redacted, its key only by name."""
         described = self.config.model_dump(mode="json")
-        if described.get("bridge"):
-            described["bridge"] = redacted_model_config(described["bridge"])
+        bridge = described.pop("bridge")
+        if bridge is not None:
+            described["bridge"] = redacted_model_config(bridge)
         return described
 
     async def aclose(self) -> None:
