@@ -31,6 +31,7 @@ from sqlalchemy import (
 from benchyard.errors import BenchyardError
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
+from benchyard.store.search import matching
 from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
 
 # The review flags' thresholds and marker, as report/flags.py and checks/patch_scan.py define them
@@ -557,6 +558,7 @@ class AttemptQuery:
     check: str | None = None  # a check type the attempt has
     check_outcome: Literal["passed", "failed"] | None = None  # ... with this outcome
     scenario: str | None = None  # a part of the scenario id
+    search: str | None = None  # full text (store/search.py; the run indexed first)
     sort: SortKey = "scenario"
     descending: bool = False
     limit: int = 50
@@ -564,7 +566,14 @@ class AttemptQuery:
 
     @property
     def filtered(self) -> bool:
-        return bool(self.verdicts or self.category or self.flag or self.check or self.scenario)
+        return bool(
+            self.verdicts
+            or self.category
+            or self.flag
+            or self.check
+            or self.scenario
+            or self.search
+        )
 
 
 @dataclass(frozen=True)
@@ -600,6 +609,9 @@ def attempt_page(
         if median_turns is None and query.flag in ("long", "any"):
             median_turns = _median_counted_turns(connection, run_id)
         conditions = [*_final(run_id), *_attempt_conditions(run_id, query, median_turns or 0)]
+        if query.search:
+            found = matching(connection.dialect.name, run_id, query.search)
+            conditions.append(a.c.id.in_(found))
         rows = connection.execute(
             select(*_ROW_COLUMNS)
             .where(*conditions)

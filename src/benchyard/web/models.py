@@ -202,6 +202,7 @@ class AttemptFilterForm(WebModel):
     check: str = ""
     check_outcome: str = ""
     scenario: str = ""
+    q: str = Field(default="", description="Full-text search (store/search.py).")
     sort: str = "scenario"
     order: Literal["asc", "desc"] = "asc"
     per_page: int = 50
@@ -356,6 +357,12 @@ class AttemptDetail(WebModel):
     stderr_dropped_bytes: int
     patch: list[DiffLine] | None
     patch_cut: int = Field(description="Lines of the patch left out.")
+    previous_id: str | None = Field(
+        default=None, description="The attempt before it in the run page's attempts table."
+    )
+    next_id: str | None = Field(
+        default=None, description="The attempt after it in the run page's attempts table."
+    )
 
 
 # ---- compare ----------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 
 from benchyard.web.access import wants_json
 from benchyard.web.csrf import CSRF_FIELD, STATE_KEY
+from benchyard.web.display import ansi, neutralise, verbatim
 
 
 def make_environment() -> Environment:
@@ -24,6 +25,7 @@ def make_environment() -> Environment:
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        finalize=neutralise,
     )
     environment.globals["query_with"] = query_with
     environment.filters.update(
@@ -34,6 +36,8 @@ def make_environment() -> Environment:
         sec=seconds,
         when=moment,
         short=short_id,
+        ansi=ansi,
+        verbatim=verbatim,
     )
     return environment
 

@@ -16,6 +16,7 @@ from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchyard.report.build import build_report
 from benchyard.report.stats import wilson_interval
+from benchyard.store import search
 from benchyard.store.browse import (
     FLAG_KINDS,
     SORT_KEYS,
@@ -31,6 +32,7 @@ from benchyard.store.queue import Queue
 from benchyard.store.records import RunRecord
 from benchyard.web.drawer import attempt_detail
 from benchyard.web.models import (
+    AttemptDetail,
     AttemptFilterForm,
     AttemptTable,
     CategoryRow,
@@ -121,6 +123,7 @@ def run_page(
     check: str = "",
     check_outcome: str = "",
     scenario: str = "",
+    q: str = "",
     sort: str = "scenario",
     order: str = "asc",
     page_number: Annotated[int, Query(alias="page", ge=1)] = 1,
@@ -136,7 +139,7 @@ def run_page(
     report = build_report(state.store, run, merged=True) if merged else None
     filters = _attempt_filters(
         verdict or [], category, flag, check, check_outcome, scenario, sort, order, per_page
-    )
+    ).model_copy(update={"q": q.strip()})
     table = _attempt_table(state, run, figures, filters, page_number)
     active = run.status in ACTIVE
     failures = attempt_page(
@@ -147,7 +150,10 @@ def run_page(
         total=None if active else figures.summary.attempt_count - figures.summary.passed,
     )
     detail = (
-        attempt_detail(state.store, state.catalog, attempt, median_turns=figures.median_turns)
+        _with_neighbours(
+            attempt_detail(state.store, state.catalog, attempt, median_turns=figures.median_turns),
+            [row.id for row in table.rows],
+        )
         if attempt
         else None
     )
@@ -185,6 +191,19 @@ def run_page(
         can_rescore=not active,
     )
     return state.renderer.respond(request, "run.html", shown)
+
+
+def _with_neighbours(detail: AttemptDetail, shown: list[str]) -> AttemptDetail:
+    """The drawer with the attempts before and after it in the table shown beside it."""
+    if detail.attempt.id not in shown:
+        return detail
+    at = shown.index(detail.attempt.id)
+    return detail.model_copy(
+        update={
+            "previous_id": shown[at - 1] if at > 0 else None,
+            "next_id": shown[at + 1] if at + 1 < len(shown) else None,
+        }
+    )
 
 
 def _attempt_filters(
@@ -232,11 +251,15 @@ def _attempt_table(
         check=form.check or None,
         check_outcome=form.check_outcome or None,  # type: ignore[arg-type]
         scenario=form.scenario or None,
+        search=form.q or None,
         sort=form.sort,  # type: ignore[arg-type]
         descending=form.order == "desc",
         limit=form.per_page,
         offset=(page_number - 1) * form.per_page,
     )
+    if form.q:
+        search.parse(form.q)  # refused before anything is indexed
+        search.ensure_indexed(state.store, run.id)
     known_total = _known_total(run, figures, form)
     found = attempt_page(
         state.store, run.id, query, median_turns=figures.median_turns, total=known_total
@@ -263,7 +286,7 @@ def _attempt_table(
 def _known_total(run: RunRecord, figures: RunFigures, form: AttemptFilterForm) -> int | None:
     """How many attempts the table's query matches, when the run's figures already say (a run
     that ended, unfiltered or filtered by verdict or category only); None: count them."""
-    if run.status in ACTIVE or form.flag or form.check or form.scenario:
+    if run.status in ACTIVE or form.flag or form.check or form.scenario or form.q:
         return None
     summary = figures.summary
     by_verdict = {

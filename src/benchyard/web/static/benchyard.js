@@ -74,8 +74,36 @@
         drawer.scrollTop = 0;
         markClamped(drawer);
         history.pushState({ drawer: url }, "", pageUrl);
+        wireSteps(drawer);
       })
       .catch(function () { window.location.href = pageUrl; });
+  }
+
+  // The drawer's previous and next: the attempts before and after the one shown in the table
+  // beside it (the fragment alone does not know the table).
+  function wireSteps(drawer) {
+    const links = Array.from(document.querySelectorAll("#attempts a[data-drawer]"));
+    const shown = new URL(window.location.href).searchParams.get("attempt");
+    const at = links.findIndex(function (link) { return link.dataset.drawer.split("/").pop() === shown; });
+    if (at < 0) return;
+    [["previous", links[at - 1]], ["next", links[at + 1]]].forEach(function (pair) {
+      const step = drawer.querySelector('a[data-drawer-step="' + pair[0] + '"]');
+      if (!step) return;
+      if (pair[1]) {
+        step.href = pair[1].href;
+        step.dataset.drawer = pair[1].dataset.drawer;
+        step.hidden = false;
+      } else {
+        step.hidden = true;
+        step.removeAttribute("href");
+        delete step.dataset.drawer;
+      }
+    });
+  }
+
+  function step(direction) {
+    const link = document.querySelector('#drawer.open a[data-drawer-step="' + direction + '"]:not([hidden])');
+    if (link) link.click();
   }
 
   function closeDrawer(pageUrl) {
@@ -102,6 +130,15 @@
     cell.title = open ? "click to show less" : "click to show it all";
   }
 
+  // Invisible format characters shown as their code points, as the server shows them
+  // (web/display.py): no text can display as another.
+  const INVISIBLE = /[\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\x1b]/g;
+  function visible(text) {
+    return text.replace(INVISIBLE, function (c) {
+      return c === "\x1b" ? "\u241b" : "[U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "]";
+    });
+  }
+
   // An agent's output longer than the drawer shows: the rest is fetched from the artifact's
   // endpoint (plain text) and put in as text, never as markup.
   function loadRest(button) {
@@ -114,7 +151,7 @@
         return response.text();
       })
       .then(function (text) {
-        target.textContent = text;
+        target.textContent = visible(text);
         const note = button.closest(".output-more");
         if (note) note.remove();
       })
@@ -157,6 +194,10 @@
       toggleClamp(event.target);
       return;
     }
+    const typing = event.target.closest && event.target.closest("input, textarea, select, [contenteditable]");
+    if (typing || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.key === "ArrowLeft" || event.key === "k") { step("previous"); return; }
+    if (event.key === "ArrowRight" || event.key === "j") { step("next"); return; }
     if (event.key === "Escape") {
       const close = document.querySelector("#drawer.open a[data-drawer-close]");
       if (close) close.click();
