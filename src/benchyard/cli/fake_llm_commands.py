@@ -1,4 +1,5 @@
-"""The `fake-llm` command: benchyard's fake OpenAI-compatible server, for your own pipelines."""
+"""The `fake-llm` command: benchyard's fake model server (OpenAI chat completions and Responses,
+Anthropic Messages), for your own pipelines."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from typing import Annotated
 import typer
 
 from benchyard.cli.errors import handle_errors
+
+APIS = "OpenAI chat completions and Responses, Anthropic Messages"
 
 
 @handle_errors
@@ -21,7 +24,8 @@ def fake_llm(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", min=0, help="0: a free port.")] = 8089,
 ) -> None:
-    """Serve a fake OpenAI-compatible chat endpoint with scripted replies and faults."""
+    """Serve a fake model endpoint (OpenAI chat completions and Responses API, Anthropic Messages)
+    with scripted replies, tool calls and faults."""
     import asyncio
 
     from benchyard.providers.fake_server import FakeLLM
@@ -29,7 +33,7 @@ def fake_llm(
     async def serve() -> None:
         server = FakeLLM(script)
         await server.start(host, port)
-        typer.echo(f"fake OpenAI-compatible server at http://{host}:{server.server.port}/v1")
+        typer.echo(f"fake model server ({APIS}) at http://{host}:{server.server.port}/v1")
         try:
             await asyncio.Event().wait()
         finally:

@@ -1,4 +1,4 @@
-"""benchyard's fake OpenAI-compatible server, over real HTTP: scripted replies keyed on the prompt,
+"""benchyard's fake model server, over real HTTP: scripted replies keyed on the prompt,
 streamed and whole, and `benchyard fake-llm` as a real process."""
 
 from __future__ import annotations
@@ -97,6 +97,12 @@ def test_fake_llm_command_serves_a_script(tmp_path: Path, cli: Cli) -> None:
         assert url.startswith("http://127.0.0.1:") and url.endswith("/v1")
         reply = ask(url, "ping").json()
         assert reply["choices"][0]["message"]["content"] == "pong from a file"
+        response = httpx.post(f"{url}/responses", json={"model": "m", "input": "ping"}).json()
+        assert response["output"][0]["content"][0]["text"] == "pong from a file"
+        user = {"role": "user", "content": "ping"}
+        message = {"model": "m", "max_tokens": 5, "messages": [user]}
+        anthropic = httpx.post(f"{url}/messages", json=message).json()
+        assert anthropic["content"] == [{"type": "text", "text": "pong from a file"}]
     finally:
         process.send_signal(signal.SIGINT)
         try:
