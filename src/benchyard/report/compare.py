@@ -28,13 +28,12 @@ from typing import Any
 
 from benchyard.errors import BenchyardError
 from benchyard.report.build import benchmark_identity
-from benchyard.report.lineage import lineage, lineage_of
+from benchyard.report.lineage import lineage
 from benchyard.report.model import (
     CandidateComparison,
     CategoryDelta,
     Comparison,
     RunFigures,
-    RunReport,
     ScenarioRow,
 )
 from benchyard.report.stats import (
@@ -281,6 +280,12 @@ def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
     }
 
 
+def outcome_figures(run: RunRecord, outcomes: Collection[Outcome]) -> RunFigures:
+    """A run's figures (not merged with the runs it re-ran) from its final outcomes alone, as
+    its report's summary gives them: what `history` shows of each run."""
+    return _figures(run, [run.id], outcomes, _tallies(outcomes).values())
+
+
 def _figures(
     run: RunRecord, chain: list[str], outcomes: Collection[Outcome], tallies: Collection[_Tally]
 ) -> RunFigures:
@@ -397,40 +402,6 @@ def run_scope(
         parts.append(f"limit {settings['limit']}")
     merged = f" (merged over {merged_runs} runs)" if merged_runs > 1 else ""
     return bool(parts), ("; ".join(parts) or "all scenarios") + merged
-
-
-def run_figures(report: RunReport) -> RunFigures:
-    """A report's figures, as a comparison gives them (for `history`)."""
-    run, summary = report.run, report.summary
-    partial, scope = run_scope(run.parent_run_id, run.settings, len(run.merged_runs))
-    interval, method = summary.accuracy_ci95, "wilson"
-    if report.repeated is not None:  # epochs: each scenario's counted attempts
-        tallies = report.repeated.scenarios.values()
-        interval, method = cluster_interval([(t.successes, t.attempts) for t in tallies])
-    return RunFigures(
-        id=run.id,
-        lineage=lineage_of(run.parent_run_id, run.rescored_from, run.settings),
-        merged_runs=run.merged_runs,
-        agent=run.agent.name,
-        commit=run.agent.commit,
-        dirty=run.agent.dirty,
-        benchmark=run.benchmark,
-        started_at=run.started_at,
-        status=run.status,
-        accuracy=summary.accuracy,
-        accuracy_ci95=interval,
-        accuracy_ci95_method=method,
-        passed=summary.passed,
-        counted=summary.counted,
-        errors=summary.errors,
-        attempt_count=summary.attempt_count,
-        cost_usd=summary.cost_usd,
-        avg_turns=summary.avg_turns,
-        p50_sec=summary.durations.p50_sec,
-        total_attempt_sec=summary.durations.total_attempt_sec,
-        partial=partial,
-        scope=scope,
-    )
 
 
 def _candidate(

@@ -4,8 +4,7 @@ before (by each attempt's own scenario hash)."""
 
 from __future__ import annotations
 
-from benchyard.report.build import build_report
-from benchyard.report.compare import run_figures, scenario_hashes, versions_between
+from benchyard.report.compare import outcome_figures, scenario_hashes, versions_between
 from benchyard.report.model import RunFigures
 from benchyard.store.outcomes import final_outcomes
 from benchyard.store.records import RunRecord
@@ -17,7 +16,8 @@ def benchmark_history(
 ) -> list[RunFigures]:
     """The newest `limit` runs of `benchmark` (of one agent, if given), oldest first; each says
     which scenarios changed since the run before (`changed_scenarios`; None where its attempts
-    were recorded before per-scenario hashes)."""
+    were recorded before per-scenario hashes). Each run's figures come from its final outcomes
+    (store/outcomes.py: a few columns per attempt), not from a report built from every attempt."""
     runs = [
         run
         for run in store.list_runs(benchmark=benchmark)
@@ -27,8 +27,9 @@ def benchmark_history(
     points = []
     before: tuple[RunRecord, dict[str, str | None]] | None = None
     for run in chosen:
-        hashes = scenario_hashes(final_outcomes(store, [run.id]).values())
-        figures = run_figures(build_report(store, run))
+        outcomes = final_outcomes(store, [run.id]).values()
+        hashes = scenario_hashes(outcomes)
+        figures = outcome_figures(run, outcomes)
         if before is not None:
             figures.changed_scenarios = _changed(before[0], run, before[1], hashes)
         points.append(figures)

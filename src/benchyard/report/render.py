@@ -11,7 +11,7 @@ if TYPE_CHECKING:  # the helpers (plural, shorten, ...) load neither the models 
     from benchyard.report.model import CategoryCounts, RunReport
 
 CAUSE_CHARS = 240
-SHOWN_FAILURES = 100  # failures a terminal table lists; Markdown and JSON list every one
+SHOWN_ROWS = 100  # failures and flags a terminal table lists; Markdown and JSON list every one
 
 
 def plural(count: int, word: str, many: str | None = None) -> str:
@@ -339,7 +339,7 @@ def to_rich(report: RunReport) -> list[RenderableType]:
         failures = Table(title=f"failures ({len(report.failures)})", title_justify="left")
         for column in ("scenario", "epoch", "verdict", "cause"):
             failures.add_column(column, overflow="fold")
-        for failure in report.failures[:SHOWN_FAILURES]:
+        for failure in report.failures[:SHOWN_ROWS]:
             failures.add_row(
                 Text(failure.scenario_id),
                 str(failure.epoch),
@@ -347,14 +347,22 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 Text(shorten(failure.cause)),
             )
         renderables.append(failures)
-        if len(report.failures) > SHOWN_FAILURES:
-            renderables.append(
-                Text(
-                    f"the first {SHOWN_FAILURES} of {len(report.failures)} failures; every one, "
-                    "with its cause: --format md or --format json"
-                )
-            )
+        renderables += _rest_elsewhere(len(report.failures), "failures", "with its cause")
     return renderables + _rich_review(report)
+
+
+def _rest_elsewhere(count: int, what: str, with_what: str) -> list[RenderableType]:
+    """Under a terminal table cut at SHOWN_ROWS: the line that says where the rest are."""
+    from rich.text import Text
+
+    if count <= SHOWN_ROWS:
+        return []
+    return [
+        Text(
+            f"the first {SHOWN_ROWS} of {count} {what}; every one, {with_what}: "
+            "--format md or --format json"
+        )
+    ]
 
 
 def _run_history_rows(report: RunReport) -> list[tuple[str, str]]:
@@ -395,9 +403,10 @@ def _rich_review(report: RunReport) -> list[RenderableType]:
         flags = Table(title=f"flags for review ({len(report.flags)})", title_justify="left")
         for column in ("flag", "scenario", "detail"):
             flags.add_column(column, overflow="fold")
-        for flag in report.flags:
+        for flag in report.flags[:SHOWN_ROWS]:
             flags.add_row(flag.kind, Text(flag.scenario_id + _epoch(flag.epoch)), Text(flag.detail))
         renderables.append(flags)
+        renderables += _rest_elsewhere(len(report.flags), "flags", "with its detail")
     return renderables
 
 

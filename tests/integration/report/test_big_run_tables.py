@@ -1,17 +1,17 @@
 """A big run prints in seconds: `show` lists the first SHOWN_ATTEMPTS tries and says how to get
-the rest, the terminal report lists the first SHOWN_FAILURES failures and says where every one
-is; Markdown and JSON keep every failure."""
+the rest, the terminal report lists the first SHOWN_ROWS failures and flags and says where every
+one is; Markdown and JSON keep every failure and flag."""
 
 from __future__ import annotations
 
 import json
 
 from benchyard.cli.render import SHOWN_ATTEMPTS
-from benchyard.report.render import SHOWN_FAILURES
+from benchyard.report.render import SHOWN_ROWS
 from benchyard.store.store import Store
 from tests.support import Cli, attempt_record, run_record
 
-COUNT = max(SHOWN_ATTEMPTS, SHOWN_FAILURES) + 25
+COUNT = max(SHOWN_ATTEMPTS, SHOWN_ROWS) + 25
 
 
 def _big_failing_run(store: Store) -> str:
@@ -20,7 +20,7 @@ def _big_failing_run(store: Store) -> str:
         [
             attempt_record(
                 "b" * 16, f"{index:016x}", f"s{index:04d}", verdict="failed", score=0.0,
-                cause=f"wrong answer {index}",
+                cause=f"wrong answer {index}", turns=3, hit_max_turns=True,
             )
             for index in range(COUNT)
         ]
@@ -50,6 +50,17 @@ def test_the_terminal_report_caps_its_failures_markdown_lists_them_all(
     table = cli("report", run_id)
     markdown = cli("report", run_id, "--format", "md")
 
-    assert table.output.count("wrong answer ") == SHOWN_FAILURES
-    assert f"the first {SHOWN_FAILURES} of {COUNT} failures" in table.output
+    assert table.output.count("wrong answer ") == SHOWN_ROWS
+    assert f"the first {SHOWN_ROWS} of {COUNT} failures" in table.output
     assert f"wrong answer {COUNT - 1}" in markdown.output  # an audit lists every failure
+
+
+def test_the_terminal_report_caps_its_flags_json_lists_them_all(cli: Cli, store: Store) -> None:
+    run_id = _big_failing_run(store)
+
+    table = cli("report", run_id)
+    everything = json.loads(cli("report", run_id, "--format", "json").stdout)
+
+    assert table.output.count("wanted another turn after 3 turns") == SHOWN_ROWS
+    assert f"the first {SHOWN_ROWS} of {COUNT} flags; every one, with its detail" in table.output
+    assert [flag["kind"] for flag in everything["flags"]] == ["hit_max_turns"] * COUNT

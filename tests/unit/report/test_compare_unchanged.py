@@ -11,8 +11,10 @@ from fractions import Fraction
 import pytest
 
 from benchyard.report.build import build_report
-from benchyard.report.compare import compare_runs, run_figures
-from benchyard.report.model import Comparison
+from benchyard.report.compare import cluster_interval, compare_runs, run_scope
+from benchyard.report.history import benchmark_history
+from benchyard.report.lineage import lineage_of
+from benchyard.report.model import Comparison, RunFigures, RunReport
 from benchyard.report.stats import mcnemar_exact
 from benchyard.store.store import Store
 from tests.support import Cli, attempt_record
@@ -81,6 +83,40 @@ def test_unchanged_rows_are_counted_and_listed_only_when_asked(
     assert changed.baseline == every.baseline and changed.candidates == every.candidates
 
 
+def run_figures(report: RunReport) -> RunFigures:
+    """A report's figures, as a comparison should give them."""
+    run, summary = report.run, report.summary
+    partial, scope = run_scope(run.parent_run_id, run.settings, len(run.merged_runs))
+    interval, method = summary.accuracy_ci95, "wilson"
+    if report.repeated is not None:  # epochs: each scenario's counted attempts
+        tallies = report.repeated.scenarios.values()
+        interval, method = cluster_interval([(t.successes, t.attempts) for t in tallies])
+    return RunFigures(
+        id=run.id,
+        lineage=lineage_of(run.parent_run_id, run.rescored_from, run.settings),
+        merged_runs=run.merged_runs,
+        agent=run.agent.name,
+        commit=run.agent.commit,
+        dirty=run.agent.dirty,
+        benchmark=run.benchmark,
+        started_at=run.started_at,
+        status=run.status,
+        accuracy=summary.accuracy,
+        accuracy_ci95=interval,
+        accuracy_ci95_method=method,
+        passed=summary.passed,
+        counted=summary.counted,
+        errors=summary.errors,
+        attempt_count=summary.attempt_count,
+        cost_usd=summary.cost_usd,
+        avg_turns=summary.avg_turns,
+        p50_sec=summary.durations.p50_sec,
+        total_attempt_sec=summary.durations.total_attempt_sec,
+        partial=partial,
+        scope=scope,
+    )
+
+
 def test_figures_are_the_reports(store: Store, pair: tuple[str, str]) -> None:
     comparison = _compare(store, pair, list_unchanged=False)
     reports = [build_report(store, store.get_run(run)) for run in pair]
@@ -145,3 +181,10 @@ def test_mcnemar_exact_past_a_floats_range(b: int, c: int) -> None:
     n = b + c
     tail = sum(math.comb(n, i) for i in range(min(b, c) + 1))
     assert mcnemar_exact(b, c) == pytest.approx(min(1.0, float(Fraction(2 * tail, 2**n))))
+
+
+def test_history_figures_are_the_reports(store: Store, pair: tuple[str, str]) -> None:
+    runs = [store.get_run(run_id) for run_id in pair]
+    points = benchmark_history(store, runs[0].benchmark_name)
+    unchanged = [point.model_copy(update={"changed_scenarios": None}) for point in points]
+    assert unchanged == [run_figures(build_report(store, run)) for run in runs]
