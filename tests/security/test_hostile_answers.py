@@ -22,12 +22,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchyard.checks.base import CheckResult, Evidence, FileChange
+from benchyard.checks.base import CheckResult, Evidence
 from benchyard.checks.registry import check_types
 from benchyard.providers.fake_server import FakeLLM
 from benchyard.providers.judge import Judge, JudgeConfig
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import run_check
+from benchyard.runner.patches import FileChange
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.process import ProcessOutcome
 from benchyard.spec.loader import load_benchmark

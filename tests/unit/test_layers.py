@@ -32,7 +32,6 @@ layers = load_layers()
 # (importer, imported): imports pointing up the table, each to be turned around.
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.agents.command", "benchyard.bridge.server"),
-    ("benchyard.agents.oracle", "benchyard.runner.two_phase"),
     ("benchyard.checks.formats.harbor", "benchyard.importers.containers"),
     ("benchyard.checks.formats.harbor", "benchyard.importers.swebench_eval"),
     ("benchyard.checks.formats.swebench", "benchyard.importers.containers"),

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from benchyard.agents.base import AgentResult, AgentTask
 from benchyard.agents.toolbox import ToolBox
 from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.patches import apply_patch_or_fail
 from benchyard.runner.trajectory import Event, message
+from benchyard.runner.workdir import copy_fixtures
 from benchyard.spec.models import Scenario
 from benchyard.spec.tools import ToolReference
 
@@ -28,12 +31,22 @@ class OracleAgent:
                 FailureKind.MISSING_REFERENCE, f"scenario '{task.scenario.id}' has no reference"
             )
         if task.workdir is not None and task.scenario_dir is not None:
-            from benchyard.runner.two_phase import apply_reference_change
-
             await apply_reference_change(task.scenario, task.scenario_dir, task.workdir)
         return AgentResult(
             answers=answers, trajectory=reference_trajectory(task.scenario), turns=len(answers)
         )
+
+
+async def apply_reference_change(scenario: Scenario, scenario_dir: Path, workdir: Path) -> None:
+    """Write a coding scenario's reference solution into `workdir`: its files, then its patch."""
+    change = scenario.reference_change
+    if change is None:
+        return
+    copy_fixtures(change.files, scenario_dir, workdir)
+    if change.patch is not None:
+        text = (scenario_dir / change.patch).read_text(encoding="utf-8")
+        failed = f"the reference patch {change.patch} does not apply"
+        await apply_patch_or_fail(text, workdir, FailureKind.MISSING_REFERENCE, failed)
 
 
 def reference_trajectory(scenario: Scenario) -> list[Event]:

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
+from benchyard.runner.patches import FileChange
+
 if TYPE_CHECKING:
     from benchyard.runner.trajectory import Event
     from benchyard.sandbox.process import ProcessOutcome
@@ -73,16 +75,6 @@ class Evidence:
     workdir: Path | None = None
     code: CodeWorkspace | None = None  # checks registered with needs_code=True get one
     judge: Judge | None = None  # the run's judge model, for llm_rubric and reference_match
-
-
-@dataclass(frozen=True)
-class FileChange:
-    """One file of the agent's patch; line counts are None for a binary file."""
-
-    path: str
-    status: str  # added | modified | deleted
-    added_lines: int | None
-    deleted_lines: int | None
 
 
 class CodeWorkspace(Protocol):

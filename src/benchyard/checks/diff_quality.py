@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from benchyard.checks.base import CheckParams, CheckResult, Evidence, FileChange
+from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import matches_any, workspace
 from benchyard.checks.patch_scan import TEST_FILE_PATTERNS, scan_patch, suspicious_note
 from benchyard.checks.registry import check
+from benchyard.runner.patches import FileChange
 
 DEFAULT_PROTECTED = list(TEST_FILE_PATTERNS)
 SHOWN_PATHS = 5

@@ -20,7 +20,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchyard.checks.base import FileChange
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.untrusted import remove_tree, walk_tree
 
@@ -41,6 +40,16 @@ _GIT_CONFIG = (
     "core.fileMode=true",
     "core.hooksPath=/dev/null",
 )
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file of the agent's patch; line counts are None for a binary file."""
+
+    path: str
+    status: str  # added | modified | deleted
+    added_lines: int | None
+    deleted_lines: int | None
 
 
 class GitFailed(Exception):
@@ -167,6 +176,14 @@ async def apply_patch(patch: str, directory: Path) -> None:
     git refuses paths that leave the directory or go through a symbolic link."""
     env = {**_git_env(), "GIT_CEILING_DIRECTORIES": str(directory.parent)}
     await _run_git(["apply", "--whitespace=nowarn", "-"], env, directory, patch.encode())
+
+
+async def apply_patch_or_fail(patch: str, workdir: Path, kind: FailureKind, failed: str) -> None:
+    """Apply `patch` in `workdir`; when it does not apply, an AttemptFailure of `kind` saying so."""
+    try:
+        await apply_patch(patch, workdir)
+    except GitFailed as error:
+        raise AttemptFailure(kind, f"{failed}: {error}") from error
 
 
 async def _write_tree(git_dir: Path, workdir: Path) -> str:

@@ -21,8 +21,9 @@ from benchyard.runner.execute import RunSettings
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
 from benchyard.runner.loop import run_async
+from benchyard.runner.patches import apply_patch_or_fail
 from benchyard.runner.recorded import RunRefused, recorded_settings
-from benchyard.runner.two_phase import ChangeGrader, apply_patch_or_fail, needs_two_phase
+from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
 from benchyard.spec.loader import Benchmark, load_benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord

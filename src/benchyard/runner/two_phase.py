@@ -26,11 +26,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from benchyard.agents.base import Agent, AgentResult, AgentTask
-from benchyard.checks.base import FileChange
+from benchyard.agents.oracle import apply_reference_change
 from benchyard.checks.registry import get_check_type
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
-from benchyard.runner.patches import GitFailed, Patch, Snapshot, apply_patch, take_snapshot
+from benchyard.runner.patches import (
+    FileChange,
+    GitFailed,
+    Patch,
+    Snapshot,
+    apply_patch,
+    take_snapshot,
+)
 from benchyard.runner.scratch import ScratchSandbox
 from benchyard.runner.trajectory import Event
 from benchyard.runner.workdir import (
@@ -190,26 +197,6 @@ async def run_agent(agent: Agent, task: AgentTask, coding: CodingAttempt | None)
     if coding is not None:
         await coding.collect()
     return result
-
-
-async def apply_reference_change(scenario: Scenario, scenario_dir: Path, workdir: Path) -> None:
-    """Write a coding scenario's reference solution into `workdir`: its files, then its patch."""
-    change = scenario.reference_change
-    if change is None:
-        return
-    copy_fixtures(change.files, scenario_dir, workdir)
-    if change.patch is not None:
-        text = (scenario_dir / change.patch).read_text(encoding="utf-8")
-        failed = f"the reference patch {change.patch} does not apply"
-        await apply_patch_or_fail(text, workdir, FailureKind.MISSING_REFERENCE, failed)
-
-
-async def apply_patch_or_fail(patch: str, workdir: Path, kind: FailureKind, failed: str) -> None:
-    """Apply `patch` in `workdir`; when it does not apply, an AttemptFailure of `kind` saying so."""
-    try:
-        await apply_patch(patch, workdir)
-    except GitFailed as error:
-        raise AttemptFailure(kind, f"{failed}: {error}") from error
 
 
 ChangeMaker = Callable[[Path], Awaitable[None]]
