@@ -76,6 +76,7 @@ def output_schemas() -> dict[str, OutputSchema]:
         ValidationOutput,
         VerifyOutput,
     )
+    from benchyard.speed.models import SpeedReport
 
     version = OUTPUT_SCHEMA_VERSION
     schemas = [
@@ -108,6 +109,7 @@ def output_schemas() -> dict[str, OutputSchema]:
         OutputSchema("webhooks", list[WebhookEntry], version, array=True),
         OutputSchema("deliveries", list[DeliveryEntry], version, array=True),
         OutputSchema("delivered", DeliveriesOutput, version),
+        OutputSchema("speed", SpeedReport, SpeedReport.model_fields["schema_version"].default),
     ]
     return {schema.name: schema for schema in schemas}
 
@@ -145,6 +147,7 @@ COMMAND_SCHEMAS: dict[str, str] = {
     "webhooks deliveries": "deliveries",
     "webhooks test": "delivered",
     "webhooks deliver": "delivered",
+    "speed": "speed",
 }
 """Each command with `--format json` and the schema its document follows (`report` is the
 single-run report's, report/report.schema.json; several runs print an array of such reports)."""
