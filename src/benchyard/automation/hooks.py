@@ -1,4 +1,5 @@
-"""What a worker does besides attempts (runner/worker.py calls it): fire due schedules, handle the
+"""What a worker does besides attempts (a listener of runner/run_events.py, registered by
+`listen_to_workers`): fire due schedules, handle the
 runs it ended (compare, announce), and send webhook deliveries. It runs in threads of its own, so
 that the worker's event loop never waits on the store or on a receiver: one fires schedules and
 handles ended runs, another sends deliveries, so that a slow receiver (each try ends by its
@@ -23,6 +24,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.automation.webhook_config import WebhookConfig, register_webhook_secrets
 from benchyard.errors import BenchyardError
+from benchyard.runner.run_events import register_listener
 from benchyard.store.store import Store
 
 Log = Callable[[str], None]
@@ -32,6 +34,16 @@ DRAIN_SEC = 15.0
 
 def utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def listen_to_workers() -> None:
+    """Every worker started in this process from now on fires schedules, handles the runs it ends
+    and sends webhook deliveries (the commands that start workers call it)."""
+    register_listener(_for_worker)
+
+
+def _for_worker(store: Store, log: Log, poll_sec: float) -> WorkerHooks:
+    return WorkerHooks(store, log, poll_sec=poll_sec)
 
 
 class WorkerHooks:

@@ -68,12 +68,14 @@ def worker(
 ) -> None:
     """Execute queued runs in this process (or on a Ray cluster, with --executor ray); several
     workers may share one PostgreSQL store."""
+    from benchyard.automation.hooks import listen_to_workers
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.executor_options import open_executor
     from benchyard.runner.api import run_worker
     from benchyard.runner.execute import default_work_root
     from benchyard.runner.worker import WorkerOptions
 
+    listen_to_workers()  # schedules fired, ended runs announced, webhooks sent
     store = open_store(db, load_project())
     where = open_executor(executor, ray_address, _log)
     concurrency = where.lanes(concurrency)

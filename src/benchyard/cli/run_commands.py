@@ -190,6 +190,7 @@ def run(
 ) -> None:
     """Run a benchmark against an agent; every attempt lands in the store. Exits 0, 1 under
     --fail-under, 3 when every attempt errored or timed out (see docs/exit-codes.md)."""
+    from benchyard.automation.hooks import listen_to_workers
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.executor_options import open_executor
     from benchyard.runner.api import execute, judge_for, plan_run, resolve_agent
@@ -198,6 +199,7 @@ def run(
     from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
+    listen_to_workers()  # its worker's ended run compared and announced, webhooks
     if enqueue and (executor != "local" or ray_address):
         raise typer.BadParameter(
             "a queued run executes where its worker runs it: give --executor to `benchyard worker`",
@@ -393,11 +395,13 @@ def rerun(
 ) -> None:
     """Re-run part of a run into a new run linked to it (`report --merged` shows the combined
     result; --fail-under gates on that merged result)."""
+    from benchyard.automation.hooks import listen_to_workers
     from benchyard.cli.context import load_project, open_store
     from benchyard.report.render import plural
     from benchyard.runner.api import execute, plan_rerun
 
     check_list_format(format)
+    listen_to_workers()  # its worker's ended run compared and announced, webhooks
     if failed == recover:
         raise typer.BadParameter(
             "say what to re-run: --failed or --recover", param_hint="--failed/--recover"

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.agents.base import Agent
-from benchyard.automation.hooks import WorkerHooks
 from benchyard.errors import BenchyardError
 from benchyard.executors.local import LocalExecutor
 from benchyard.runner.execute import (
@@ -40,6 +39,7 @@ from benchyard.runner.execute import (
 )
 from benchyard.runner.failures import FailureKind
 from benchyard.runner.plan import PlannedAttempt
+from benchyard.runner.run_events import Listeners
 from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
@@ -121,8 +121,8 @@ class Worker:
         self.idle_until = 0.0
         self.mean_attempt_sec = CLAIM_AHEAD_SEC  # moving average; slow until shown otherwise
         self._claim_lock: asyncio.Lock | None = None
-        # schedules, ended runs compared and announced, webhooks (automation/hooks.py)
-        self.hooks = WorkerHooks(store, self.log, poll_sec=options.poll_sec)
+        # what hears of its runs (run_events.py; automation/hooks.py where the command registered it)
+        self.listeners = Listeners(store, self.log, options.poll_sec)
         self.gate: SpendGate | None = None  # a pilot or budget asked before each start (spend.py)
         self.gated = False  # the gate stopped the run: what is not started stays claimed
         self.watchdog_ended = 0  # attempts the watchdog recorded as timed out (past their ceiling)
@@ -205,7 +205,7 @@ class Worker:
             self.inline = inline.id
         self._claim_lock = asyncio.Lock()
         if self.claiming:
-            self.hooks.start(schedules=True)
+            self.listeners.start(schedules=True)
         beat = asyncio.create_task(self._beat())
         lanes = max(1, self.options.concurrency)
         if inline is not None:
@@ -226,7 +226,7 @@ class Worker:
             finally:
                 for run_id in list(self.active):
                     await self._close_run(run_id)
-                await asyncio.to_thread(self.hooks.stop)
+                await asyncio.to_thread(self.listeners.stop)
 
     async def _lane(self) -> None:
         while (item := await self._next()) is not None:
@@ -432,7 +432,7 @@ class Worker:
             self.log(f"discarded {outcome.discarded} tries whose claim was lost")
         for run_id in outcome.ended_runs:
             self.log(f"run {run_id[:8]}: finished")
-            self.hooks.run_ended(run_id)
+            self.listeners.run_ended(run_id)
 
 
 async def execute_run(
