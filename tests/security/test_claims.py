@@ -11,7 +11,9 @@ import json
 import subprocess
 from typing import Any
 
+from benchyard.agents.self_report import parse_line
 from benchyard.providers.fake_server import FakeLLM
+from benchyard.runner.tool_events import observed_calls
 from benchyard.store.store import Store
 from tests.integration.providers.conftest import write_project
 from tests.support import Cli, attempt_record, run_record, write_benchmark
@@ -129,3 +131,12 @@ def test_a_provider_s_absurd_token_count_is_not_believed(project_cli: Cli) -> No
     assert code == 0, err
     cost = _strict(out)["summary"]["cost_usd"]
     assert cost is not None and cost < 1
+
+
+def test_a_claimed_tool_call_is_never_an_observed_one() -> None:
+    """A tool check counts the calls benchyard answered (a `call_id` in the event's data); an
+    agent that writes one into its trajectory, id and all, is kept apart."""
+    line = {"kind": "tool_call", "content": "", "tool": "pay", "call_id": "call-1"}
+    (call,) = parse_line(json.dumps(line).encode(), 1, {})
+    assert call.data == {"source": "agent", "tool": "pay", "agent_call_id": "call-1"}
+    assert observed_calls([call]) == []

@@ -39,6 +39,8 @@ class AgentResult:
     stdout: Captured = field(default_factory=Captured)
     stderr: Captured = field(default_factory=Captured)
     turns: int = 0
+    # the turns are the agent's own report, past max_turns: a review flag, never a failure
+    claimed_over_max_turns: bool = False
 
     @property
     def answer(self) -> str:

@@ -18,14 +18,15 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from benchyard import secrets
 from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.agents.self_report import model_calls, read_agent_events
 from benchyard.agents.toolbox import ToolBox
-from benchyard.providers.config import ModelConfig, redacted_model_config
+from benchyard.providers.config import ModelConfig, ModelPrice, redacted_model_config
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.runner.trajectory import Event, claim_numbers, message
+from benchyard.runner.trajectory import message
 from benchyard.sandbox.base import SYSTEM_PATH
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.process import ProcessOutcome
-from benchyard.untrusted import UntrustedFileRefused, read_capped, remove_entry, write_fresh
+from benchyard.untrusted import read_capped, remove_entry, write_fresh
 
 if TYPE_CHECKING:
     from benchyard.bridge.server import BridgeSession
@@ -33,7 +34,6 @@ if TYPE_CHECKING:
 IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
 EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
 EXIT_NOT_RUNNABLE = (126, 127)  # the shell could not find or execute the command
-TRAJECTORY_READ_CAP = 8 * 1024 * 1024
 STDERR_TAIL_CHARS = 300
 STORE_VARIABLE = "BENCHYARD_DB"  # the store's URL: never an agent's
 HOME_DIR = "home"  # the agent's own HOME, in its io dir
@@ -62,6 +62,12 @@ class CommandAgentConfig(BaseModel):
         description="The model behind the attempt's model bridge (`provider: NAME`, `model`, "
         "...): the agent's OpenAI- and Anthropic-style calls go to it through benchyard, which "
         "holds the key and records every call (docs/agent-protocol.md#the-model-bridge).",
+    )
+    prices: dict[str, ModelPrice] = Field(
+        default_factory=dict,
+        description="USD per million tokens by model (benchyard.yaml's `prices:`, filled in when "
+        "the agent is loaded): the tokens the agent reports for a model call are priced by the "
+        "model it names.",
     )
 
     @field_validator("env", "pass_env")
@@ -109,6 +115,8 @@ class CommandAgent:
         """The configuration a run records (without `bridge` when there is none, as before it
         existed); the bridge's credential headers redacted, its key only by name."""
         described = self.config.model_dump(mode="json")
+        if not described["prices"]:
+            del described["prices"]
         bridge = described.pop("bridge")
         if bridge is not None:
             described["bridge"] = redacted_model_config(bridge)
@@ -145,11 +153,7 @@ class CommandAgent:
             if toolbox is not None:
                 _refuse_unreachable_tools(task, tools_env)
             await self._turns(task, deadline, result, toolbox, tools_env, bridge)
-        result.turns = max(
-            len(result.answers),
-            _agent_reported_turns(result.trajectory),
-            bridge.bridge.calls if bridge else 0,
-        )
+        _count_turns(result, bridge.bridge.calls if bridge else 0, task.max_turns)
         return result
 
     @asynccontextmanager
@@ -206,8 +210,8 @@ class CommandAgent:
             )
             if outcome is not None:
                 _append_output(result, outcome)
-            trajectory_offset = _read_agent_events(
-                files["trajectory"], trajectory_offset, result.trajectory
+            trajectory_offset = read_agent_events(
+                files["trajectory"], trajectory_offset, result.trajectory, self.config.prices
             )
             if bridge and bridge.bridge.failure:
                 failure = bridge.bridge.failure
@@ -353,51 +357,16 @@ def _append_output(result: AgentResult, outcome: ProcessOutcome) -> None:
         captured.dropped_bytes += dropped
 
 
-def _read_agent_events(path: Path, offset: int, into: list[Event]) -> int:
-    """Append the events the agent wrote since `offset`; malformed lines become error events."""
-    try:
-        data = read_capped(path, TRAJECTORY_READ_CAP, offset=offset)
-    except UntrustedFileRefused as refused:
-        into.append(Event(kind="error", content=f"trajectory file ignored: {refused.strerror}"))
-        return offset
-    except OSError:
-        return offset
-    for number, line in enumerate(data.splitlines(), start=1):
-        if line.strip():
-            into.extend(_parse_event(line, number))
-    return offset + len(data)
-
-
-def _parse_event(line: bytes, number: int) -> list[Event]:
-    """The event a trajectory line claims; the numbers in it that cannot be believed (an
-    infinite cost, negative tokens) are dropped, each with a note after it."""
-    try:
-        raw = json.loads(line)
-        if not isinstance(raw, dict) or not isinstance(raw.get("content", ""), str):
-            raise ValueError("expected an object with a text 'content'")
-        event = Event(
-            kind=str(raw.get("kind", "log")),
-            role=raw.get("role") if isinstance(raw.get("role"), str) else None,
-            content=raw.get("content", ""),
-            data={"source": "agent"},
-        )
-        dropped = claim_numbers(event, raw)
-    except (ValueError, RecursionError) as error:
-        excerpt = line[:120].decode("utf-8", errors="replace")
-        return [
-            Event(kind="error", content=f"unreadable trajectory line {number}: {error}: {excerpt}")
-        ]
-    notes = [Event(kind="error", content=f"trajectory line {number}: {note}") for note in dropped]
-    return [event, *notes]
-
-
-def _agent_reported_turns(trajectory: list[Event]) -> int:
-    """Model calls the agent logged itself (assistant messages it appended to its trajectory)."""
-    return sum(
-        1
-        for e in trajectory
-        if e.role == "assistant" and e.data and e.data.get("source") == "agent"
-    )
+def _count_turns(result: AgentResult, observed: int, max_turns: int) -> None:
+    """The attempt's turns are its model calls: those the model bridge observed; else those the
+    agent reported (a claim: past max_turns, a review flag, never a failure after the fact); else
+    the user turns it answered."""
+    reported = model_calls(result.trajectory)
+    if observed or not reported:
+        result.turns = observed or len(result.answers)
+        return
+    result.turns = reported
+    result.claimed_over_max_turns = reported > max_turns
 
 
 def _raise_on_failure(outcome: ProcessOutcome, task: AgentTask, result: AgentResult) -> None:

@@ -237,7 +237,7 @@ def print_scenario_attempts(store: Store, run: RunRecord, scenario_id: str) -> N
 
 
 def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
-    from benchyard.report.render import shorten
+    from benchyard.report.render import money, shorten
 
     retried = " — superseded by a retry" if attempt.superseded else ""
     console.rule(
@@ -247,8 +247,8 @@ def _print_attempt(console: Console, attempt: AttemptRecord) -> None:
         Text(
             f"verdict {attempt.verdict}{_kind(attempt)}  score {attempt.score:.2f}  "
             f"turns {attempt.turns}  "
-            f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}"
-            + (f"  on {attempt.node}" if attempt.node else ""),
+            f"{attempt.duration_sec:.2f}s  tokens {attempt.tokens_in}/{attempt.tokens_out}  "
+            f"cost {money(attempt.cost_usd)}" + (f"  on {attempt.node}" if attempt.node else ""),
             style=VERDICT_STYLES.get(attempt.verdict, ""),
         )
     )
@@ -290,6 +290,8 @@ def _call_figures(event: Event) -> str:
         parts.append(f"latency {event.latency_sec:.2f}s")
     if event.cost_usd is not None:
         parts.append(f"${event.cost_usd:.4f}")
+    elif parts and event.role == "assistant":
+        parts.append("cost unknown")
     return f" [{', '.join(parts)}]" if parts else ""
 
 

@@ -40,7 +40,8 @@ def _diff_label(report: RunReport) -> str:
 
 
 def money(value: float | None) -> str:
-    return "—" if value is None else f"${value:.4f}"
+    """A cost; None (no price known and none claimed) is "unknown", never $0.0000."""
+    return "unknown" if value is None else f"${value:.4f}"
 
 
 def shorten(text: str, limit: int = CAUSE_CHARS) -> str:

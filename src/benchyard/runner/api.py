@@ -71,7 +71,7 @@ def resolve_agent(
     if command:
         return build_agent(
             (command_name or INLINE_AGENT_NAME).strip(),
-            _anchored({"kind": "command", "command": command}, Path.cwd()),
+            _anchored(_priced({"kind": "command", "command": command}, config), Path.cwd()),
         )
     if not name:
         raise AgentConfigError(
@@ -97,11 +97,21 @@ def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[
 
     if agent_config.get("kind") == "openai":
         return resolve_model_config(agent_config, config.providers, config.prices)
+    if agent_config.get("kind", "command") != "command":
+        return agent_config
+    agent_config = _priced(agent_config, config)
     bridge = agent_config.get("bridge")
-    if agent_config.get("kind", "command") != "command" or not isinstance(bridge, dict):
+    if not isinstance(bridge, dict):
         return agent_config
     resolved = resolve_model_config(bridge, config.providers, config.prices)
     return {**agent_config, "bridge": resolved}
+
+
+def _priced(agent_config: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
+    """A command agent's config with benchyard.yaml's prices, which price the tokens it reports."""
+    if not config.prices or "prices" in agent_config:
+        return agent_config
+    return {**agent_config, "prices": config.prices}
 
 
 def register_secrets(config: ProjectConfig) -> None:

@@ -309,7 +309,7 @@ class _AttemptExecutor:
             result = await overrun(
                 run_agent(self.agent, task, coding), timeout, FailureKind.AGENT_TIMEOUT, "the agent"
             )
-            if result.turns > max_turns:
+            if result.turns > max_turns and not result.claimed_over_max_turns:
                 raise AttemptFailure(
                     FailureKind.MAX_TURNS, f"used {result.turns} turns, over max_turns {max_turns}"
                 )
@@ -436,7 +436,9 @@ def _fill_evidence(
     record.turns = result.turns
     # Out of turns only when the agent wanted another one (a single-turn scenario with
     # max_turns 1 that answered in its one turn did not).
-    record.hit_max_turns = failure is not None and failure.kind == FailureKind.MAX_TURNS
+    record.hit_max_turns = result.claimed_over_max_turns or (
+        failure is not None and failure.kind == FailureKind.MAX_TURNS
+    )
     record.tokens_in, record.tokens_out, record.cost_usd = token_totals(result.trajectory)
     judged = judge_totals(result.trajectory)
     record.judge_tokens_in, record.judge_tokens_out, record.judge_cost_usd = judged

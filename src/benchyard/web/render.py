@@ -100,7 +100,7 @@ def number(value: float | None, digits: int = 2) -> str:
 
 def dollars(value: float | None) -> str:
     if value is None:
-        return "—"
+        return "unknown"  # no price known and none claimed: never $0.0000
     return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -183,9 +184,11 @@ def test_workdirs_are_removed(tmp_path: Path, cli: Cli) -> None:
     assert not workdir.exists()
 
 
-def test_an_agent_over_max_turns_fails_with_the_reason(
+def test_self_reported_turns_past_max_turns_are_a_review_flag_not_a_failure(
     tmp_path: Path, cli: Cli, store: Store
 ) -> None:
+    """Turns are the model calls the agent reports (never its tool calls or logs); past max_turns
+    they flag the attempt for review, and its answer is still graded."""
     chatty = _agent(
         tmp_path,
         """
@@ -193,6 +196,7 @@ import json, os
 with open(os.environ["BENCHYARD_TRAJECTORY_FILE"], "a") as log:
     for n in range(5):
         log.write(json.dumps({"kind": "message", "role": "assistant", "content": f"step {n}"}) + "\\n")
+        log.write(json.dumps({"kind": "tool_call", "role": "assistant", "content": "ls"}) + "\\n")
 print("x")
 """,
     )
@@ -201,8 +205,76 @@ print("x")
     )
     cli("run", str(bench), "--agent-cmd", chatty, "-q")
     attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
-    assert attempts["a"].verdict == "failed"
-    assert attempts["a"].cause == "used 5 turns, over max_turns 3"
-    assert attempts["a"].hit_max_turns
-    assert attempts["b"].verdict == "passed"
+    assert (attempts["a"].verdict, attempts["a"].failure_kind) == ("passed", None)
+    assert attempts["a"].hit_max_turns and attempts["a"].turns == 5
+    assert attempts["b"].verdict == "passed" and not attempts["b"].hit_max_turns
     assert attempts["b"].turns == 5
+    markdown = cli("report", "latest", "--format", "md").output
+    assert "unknown" in markdown and "$0.0000" not in markdown  # no price, no claimed cost
+    review = cli("report", "latest", "--format", "json")
+    flags = json.loads(review.output)["flags"]
+    assert [(f["scenario_id"], f["detail"]) for f in flags if f["kind"] == "hit_max_turns"] == [
+        ("a", "wanted another turn after 5 turns")
+    ]
+
+
+RICH_AGENT = """
+import json, os
+steps = [
+    {"kind": "message", "role": "assistant", "content": "reading", "ts": "2026-01-02T03:04:05Z",
+     "latency_sec": 1.5, "ttft_sec": 0.25, "model": "priced-model", "tokens_in": 1000000,
+     "tokens_out": 500000, "cost_usd": 99.0},
+    {"kind": "tool_call", "content": "read_file", "tool": "read_file",
+     "arguments": {"path": "a.txt"}, "call_id": "c1"},
+    {"kind": "tool_result", "content": "hello", "call_id": "c1"},
+    {"kind": "message", "role": "assistant", "content": "unpriced", "model": "other",
+     "tokens_in": 10, "tokens_out": 1, "ttft_sec": -1},
+    {"step_id": 3, "source": "agent", "message": "done", "model_name": "priced-model",
+     "timestamp": "2026-01-02T03:04:09Z", "metrics": {"prompt_tokens": 2000000, "completion_tokens": 0},
+     "tool_calls": [{"tool_call_id": "c2", "function_name": "grep", "arguments": {"q": "x"}}],
+     "observation": {"results": [{"source_call_id": "c2", "content": "x found"}]}},
+]
+with open(os.environ["BENCHYARD_TRAJECTORY_FILE"], "a") as log:
+    log.write("".join(json.dumps(step) + "\\n" for step in steps))
+print("x")
+"""
+
+
+def test_a_rich_self_report_is_kept_and_priced(tmp_path: Path, cli: Cli, store: Store) -> None:
+    agent = _agent(tmp_path, RICH_AGENT)
+    (cli.cwd / "benchyard.yaml").write_text(
+        "prices:\n  priced-model: {input_per_mtok: 1.0, output_per_mtok: 2.0}\n"
+    )
+    bench = write_benchmark(tmp_path / "bench", [scenario("a", "x")])
+    result = cli("run", str(bench), "--agent-cmd", agent, "-q")
+    assert result.exit_code == 0, result.output
+    run = store.resolve_run("latest")
+    assert run.agent_config["prices"] == {
+        "priced-model": {"input_per_mtok": 1.0, "output_per_mtok": 2.0}
+    }
+    (attempt,) = store.attempts(run.id, with_evidence=True)
+    claimed = [e for e in attempt.trajectory if (e.data or {}).get("source") == "agent"]
+    first, call, answer, unpriced, step, observed = claimed[:6]
+    assert first.ts == 1767323045.0 and (first.latency_sec, first.ttft_sec) == (1.5, 0.25)
+    assert first.cost_usd == 2.0  # 1M in at $1 + 0.5M out at $2, not the claimed $99
+    assert first.data is not None and first.data["claimed_cost_usd"] == 99.0
+    assert call.data == {
+        "source": "agent",
+        "tool": "read_file",
+        "agent_call_id": "c1",
+        "arguments": {"path": "a.txt"},
+    }
+    assert answer.kind == "tool_result" and answer.content == "hello"
+    assert unpriced.cost_usd is None and unpriced.ttft_sec is None  # no price; -1 s dropped
+    assert step.cost_usd == 2.0 and step.ts == 1767323049.0
+    assert step.data is not None and step.data["tool_calls"] == [
+        {"id": "c2", "name": "grep", "arguments": '{"q": "x"}'}
+    ]
+    assert (observed.kind, observed.content) == ("tool_result", "x found")
+    notes = [e.content for e in attempt.trajectory if e.kind == "error"]
+    assert notes == ["trajectory line 4: ttft_sec -1 dropped: not seconds from 0 to 86,400"]
+    assert attempt.turns == 3  # three model calls: the tool call and its result are not turns
+    assert attempt.cost_usd == 4.0
+    shown = cli("show", "latest", "a").output
+    assert "cost $4.0000" in shown
+    assert "unpriced" in shown and "[10/1 tok, cost unknown]" in shown

@@ -349,3 +349,10 @@ def test_unknown_runs_attempts_and_benchmarks_are_404(server: ServerThread) -> N
         answer = server.get(path, headers={"accept": "application/json"}, timeout=30)
         assert answer.status_code == 404, path
         assert answer.json()["error"]
+
+
+def test_a_cost_nobody_knows_shows_as_unknown(server: ServerThread, filled: Filled) -> None:
+    """The baseline's attempts carry no cost (no price, none claimed): never $0.0000."""
+    html = server.get(f"/runs/{filled.baseline}", timeout=30).text
+    assert '<span class="label">cost</span><span class="value">unknown</span>' in html
+    assert "$0.0000" not in html and "judge unknown" not in html
