@@ -10,6 +10,7 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
+from benchyard.sre.alerts import alert
 from benchyard.sre.apps import flagd_document
 from benchyard.sre.cluster import Cluster, PodState, short_hash, stamp
 from benchyard.sre.incident import FaultSpec
@@ -470,8 +471,6 @@ def chaos(cluster: Cluster, fault: FaultSpec) -> None:
 
 def _platform_chaos(cluster: Cluster, fault: FaultSpec, kind: str, namespace: str) -> None:
     """Chaos on the control plane (the API server, etcd): the platform's alerts, slow controllers."""
-    from benchyard.sre.world import alert
-
     component = str(fault.params.get("component", "kube-apiserver"))
     labels = {"namespace": namespace, "job": "apiserver" if "api" in component else "etcd"}
     if component == "etcd":
@@ -1320,8 +1319,6 @@ def mesh_policy(cluster: Cluster, fault: FaultSpec) -> None:
 
 
 def api_surge(cluster: Cluster, fault: FaultSpec) -> None:
-    from benchyard.sre.world import alert
-
     namespace = (
         fault.target.name if fault.target.kind.lower() == "namespace" else cluster.app.namespace
     )

@@ -6,6 +6,7 @@ seed among services the faults do not involve, so they mislead without contradic
 
 from __future__ import annotations
 
+from benchyard.sre.alerts import alert
 from benchyard.sre.cluster import Cluster, stamp
 from benchyard.sre.incident import NoiseSpec
 
@@ -122,8 +123,6 @@ def _paused_experiment(cluster: Cluster, service: str) -> None:
 
 
 def _disk_alert(cluster: Cluster, service: str) -> None:
-    from benchyard.sre.world import alert
-
     node = cluster.rng.choice(cluster.node_names)
     cluster.extra_alerts.append(
         alert(

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from benchyard.sre.alerts import alert
 from benchyard.sre.apps import APPS, AppDef, ServiceDef
 from benchyard.sre.cluster import EPOCH, Cluster, Health, PodState, short_hash, stamp
+from benchyard.sre.faults import apply_fault
 from benchyard.sre.incident import IncidentSpec
+from benchyard.sre.noise import add_noise
 
 HISTORY_SEC = 3600  # how far back telemetry and events go
 CALL_TIMEOUT_MS = 5000.0  # a call slower than this fails with a deadline error
@@ -73,9 +76,6 @@ def _build_cached(spec_json: str) -> World:
     start = float(int(now - minutes_ago * 60))
     cluster = Cluster(app=app, seed=spec.seed, now=now, start=start, rng=rng)
     _deploy(cluster, spec)
-    from benchyard.sre.faults import apply_fault
-    from benchyard.sre.noise import add_noise
-
     for fault in spec.faults:
         apply_fault(cluster, fault)
     cluster.reached = affected(cluster, propagate(cluster))
@@ -598,81 +598,6 @@ def _port(app: AppDef, name: str) -> int:
 
 
 # ---- alerts ---------------------------------------------------------------------------------
-
-ALERT_TEXT = {
-    "HighRequestErrorRate": (
-        "Error rate is above threshold",
-        "{service}: {value:.0%} of requests failed over the last 5 minutes (threshold 5%).",
-    ),
-    "HighRequestLatency": (
-        "Latency is above threshold",
-        "{service}: p95 latency is {value:.0f} ms over the last 5 minutes.",
-    ),
-    "KubePodCrashLooping": (
-        "Pod is crash looping",
-        "Pod {namespace}/{pod} ({container}) is in waiting state (reason: CrashLoopBackOff).",
-    ),
-    "KubePodNotReady": (
-        "Pod has been in a non-ready state for more than 5 minutes",
-        "Pod {namespace}/{pod} has been in a non-ready state for longer than 5 minutes.",
-    ),
-    "KubeDeploymentReplicasMismatch": (
-        "Deployment has not matched the expected number of replicas",
-        "Deployment {namespace}/{workload} has not matched the expected number of replicas for longer than 5 minutes.",
-    ),
-    "KubeContainerOOMKilled": (
-        "Container was OOM killed",
-        "Container {container} in pod {namespace}/{pod} was OOMKilled {value:.0f} times in the last 15 minutes.",
-    ),
-    "CPUThrottlingHigh": (
-        "Processes experience elevated CPU throttling",
-        "{value:.0%} throttling of CPU in namespace {namespace} for container {container} in pod {pod}.",
-    ),
-    "KafkaConsumerGroupLag": (
-        "Consumer group lag is growing",
-        "Consumer group {service} lags {value:.0f} messages behind on topic orders.",
-    ),
-    "RabbitMQQueueBacklog": (
-        "Queue backlog is growing",
-        "Consumer group {service} has {value:.0f} messages waiting on its queue.",
-    ),
-}
-SEVERITY = {
-    "HighRequestErrorRate": "critical",
-    "KubePodCrashLooping": "warning",
-    "KubePodNotReady": "warning",
-    "KubeDeploymentReplicasMismatch": "warning",
-    "HighRequestLatency": "warning",
-    "CPUThrottlingHigh": "info",
-}
-
-
-def alert(
-    name: str,
-    starts: float,
-    labels: dict[str, str],
-    value: float = 0.0,
-    severity: str | None = None,
-) -> dict[str, Any]:
-    summary, description = ALERT_TEXT.get(name, (name, "{name} is firing."))
-    values = {
-        "service": labels.get("service", ""),
-        "namespace": labels.get("namespace", ""),
-        "pod": labels.get("pod", ""),
-        "container": labels.get("container", ""),
-        "workload": labels.get("deployment", ""),
-        "value": value,
-        "name": name,
-    }
-    return {
-        "alertname": name,
-        "state": "firing",
-        "severity": severity or SEVERITY.get(name, "warning"),
-        "startsAt": stamp(starts),
-        "labels": {key: value for key, value in labels.items() if value},
-        "summary": summary,
-        "description": description.format(**values),
-    }
 
 
 def _alerts(
