@@ -498,7 +498,8 @@ echo yes
 
 def test_review_flags_compare_the_agents_own_turns(tmp_path: Path, cli: Cli) -> None:
     """A conversation's scripted user turns are not `long`, nor is a one-turn scenario with
-    max_turns 1 `hit_max_turns`; an agent that takes extra calls, or wants more, is flagged."""
+    max_turns 1 `hit_max_turns`; an agent that takes extra calls, or reports more than its
+    max_turns, is flagged (and not failed)."""
     one_turn = {"limits": {"max_turns": 1}}
     bench = write_benchmark(
         tmp_path / "b",
@@ -516,8 +517,8 @@ def test_review_flags_compare_the_agents_own_turns(tmp_path: Path, cli: Cli) -> 
     flags = [(f["kind"], f["scenario_id"]) for f in report["flags"]]
     assert flags == [("long", "chatty"), ("hit_max_turns", "over")], report["flags"]
     assert report["summary"]["hit_max_turns"] == 1
-    (over,) = [f for f in report["failures"] if f["scenario_id"] == "over"]
-    assert over["failure_kind"] == "max_turns"
+    # its calls are its own report: past max_turns a flag for review, never a failure
+    assert [f for f in report["failures"] if f["scenario_id"] == "over"] == []
     markdown = cli("report", "latest", "--format", "md").stdout
     assert (
         "- long: **chatty** (epoch 1): 4 turns for 1 scripted user turn: 3 beyond them" in markdown

@@ -33,8 +33,11 @@ class RunSource:
         return cls(run, attempts, _scenarios(run))
 
     def model(self) -> str:
-        """The model the run's agent called, where its configuration names one."""
-        model = self.run.agent_config.get("model")
+        """The model the run's agent called, where its configuration (or its model bridge's)
+        names one."""
+        config = self.run.agent_config
+        bridge = config.get("bridge")
+        model = config.get("model") or (bridge.get("model") if isinstance(bridge, dict) else None)
         return str(model) if isinstance(model, str) and model else self.run.agent_name
 
     def input_text(self, attempt: AttemptRecord) -> str:
