@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchyard.store.store import Store
-from tests.integration.web.hostile import HOSTILE_RUN, RLO, add_hostile_run
+from tests.integration.web.hostile import HOSTILE_RUN, RLO, SPOOFED_ID, add_hostile_run
 from tests.integration.web.support import fill_store, served
 
 
@@ -22,10 +22,16 @@ def test_invisible_characters_and_escapes_never_reach_a_page(store: Store, tmp_p
             "drawer": server.get(f"/runs/{HOSTILE_RUN}?attempt={spoofed}").text,
             "attempt": server.get(f"/attempts/{spoofed}").text,
             "search": server.get(f"/runs/{HOSTILE_RUN}", params={"q": "total"}).text,
+            "side": server.get(
+                "/compare/side",
+                params={"runs": f"{HOSTILE_RUN},{filled.candidate}", "scenario": SPOOFED_ID},
+            ).text,
         }
     for name, html in pages.items():
         assert RLO not in html and "\u2066" not in html and "\x1b" not in html, name
         assert "[U+202E]" in html, name
+    for name in ("drawer", "side"):
+        assert '<span class="ansi-red ansi-bold">FAILED &lt;script&gt;' in pages[name], name
     drawer = pages["drawer"]
     assert '<span class="ansi-red ansi-bold">FAILED &lt;script&gt;' in drawer
     assert '<span class="ansi-green">green</span>' in drawer

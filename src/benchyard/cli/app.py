@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "rescore": "compare_commands:rescore",
     "fake-llm": "fake_llm_commands:fake_llm",
     "serve": "web_commands:serve",
+    "view-bundle": "bundle_commands:view_bundle",
     "gate": "audit_commands:gate",
     "speed": "model_commands:speed",
     "status": "model_commands:status",

@@ -112,6 +112,7 @@ class RunFilter:
     status: str | None = None
     since: datetime | None = None
     until: datetime | None = None
+    ids: tuple[str, ...] = ()  # these runs only
 
 
 @dataclass(frozen=True)
@@ -145,12 +146,41 @@ class RunChoices:
     statuses: list[str]
 
 
+RunSortKey = Literal["started", "benchmark", "agent", "commit", "status", "attempts"]
+RUN_SORT_KEYS: tuple[RunSortKey, ...] = (
+    "started",
+    "benchmark",
+    "agent",
+    "commit",
+    "status",
+    "attempts",
+)
+_RUN_SORT_COLUMNS: dict[str, ColumnElement[Any]] = {
+    "started": runs.c.started_at,
+    "benchmark": runs.c.benchmark_name,
+    "agent": runs.c.agent_name,
+    "commit": runs.c.agent_commit,
+    "status": runs.c.status,
+    "attempts": runs.c.planned_attempts,
+}
+
+
 def list_runs(
-    store: Store, where: RunFilter, *, limit: int = 50, offset: int = 0
+    store: Store,
+    where: RunFilter,
+    *,
+    limit: int = 50,
+    offset: int = 0,
+    sort: RunSortKey = "started",
+    descending: bool = True,
 ) -> tuple[list[RunRecord], int]:
-    """A page of runs, newest first, and how many match in all."""
+    """A page of runs (newest first unless `sort` says otherwise), and how many match in all."""
     conditions = _run_conditions(where)
-    query = select(runs).where(*conditions).order_by(runs.c.started_at.desc(), runs.c.id.desc())
+    column = _RUN_SORT_COLUMNS[sort]
+    first = (column.desc() if descending else column.asc()).nulls_last()
+    query = (
+        select(runs).where(*conditions).order_by(first, runs.c.started_at.desc(), runs.c.id.desc())
+    )
     count = select(func.count()).select_from(runs).where(*conditions)
     with store.engine.connect() as connection:
         rows = connection.execute(query.limit(_bounded(limit)).offset(max(0, offset))).all()
@@ -180,6 +210,8 @@ def _run_conditions(where: RunFilter) -> list[ColumnElement[bool]]:
         conditions.append(runs.c.started_at >= where.since)
     if where.until:
         conditions.append(runs.c.started_at < where.until)
+    if where.ids:
+        conditions.append(runs.c.id.in_(where.ids))
     return conditions
 
 
@@ -679,6 +711,17 @@ def _checks_of(connection: Connection, attempt_ids: Sequence[str]) -> dict[str, 
 
 
 # ---- one attempt -----------------------------------------------------------------------------
+
+
+def final_attempt_id(store: Store, run_id: str, scenario_id: str, epoch: int) -> str | None:
+    """The final try of a scenario's epoch in a run (None when the run has none)."""
+    with store.engine.connect() as connection:
+        found = connection.execute(
+            select(a.c.id).where(
+                *_final(run_id), a.c.scenario_id == scenario_id, a.c.epoch == epoch
+            )
+        ).scalar()
+    return None if found is None else str(found)
 
 
 def attempt_run_id(store: Store, attempt_id: str) -> str:

@@ -25,7 +25,16 @@ from benchyard.web.headers import SecurityHeaders
 from benchyard.web.models import WebModel
 from benchyard.web.overview import FiguresCache
 from benchyard.web.render import Renderer
-from benchyard.web.routes import attempts, automation, benchmarks, compare, editing, queue, runs
+from benchyard.web.routes import (
+    attempts,
+    automation,
+    benchmarks,
+    compare,
+    editing,
+    queue,
+    runs,
+    side,
+)
 from benchyard.web.state import AppState
 from benchyard.web.timing import ServerTiming
 
@@ -47,7 +56,11 @@ def create_app(
         store=opened,
         catalog=BenchmarkCatalog(config.benchmark_dirs),
         figures=FiguresCache(),
-        renderer=Renderer(read_only=config.read_only),
+        renderer=Renderer(
+            read_only=config.read_only,
+            static_copy=config.static_copy,
+            static_compare=config.static_compare,
+        ),
         workdir=(workdir or Path.cwd()).resolve(),
     )
 
@@ -65,7 +78,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.benchyard = state
-    for module in (runs, attempts, compare, benchmarks, queue, editing, automation):
+    for module in (runs, attempts, side, compare, benchmarks, queue, editing, automation):
         app.include_router(module.router)
     if not config.read_only:
         app.include_router(queue.actions)

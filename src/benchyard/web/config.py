@@ -36,6 +36,8 @@ class WebConfig:
     token_sha256: str | None = None
     benchmark_dirs: tuple[Path, ...] = ()
     allow_unsandboxed: bool = False  # `serve --allow-unsandboxed`: the queue form may ask for it
+    static_copy: bool = False  # pages for `view-bundle` (web/bundle.py): no forms, a static nav
+    static_compare: bool = False  # ... whose copy holds a comparison
 
     def __post_init__(self) -> None:
         if self.token_sha256 is None:

@@ -19,6 +19,11 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "frame-ancestors 'none'",
     )
 )
+# The same policy in a page's meta element, for a static copy served without these headers (a
+# meta element cannot give frame-ancestors: browsers ignore it there, and say so)
+META_POLICY = "; ".join(
+    part for part in CONTENT_SECURITY_POLICY.split("; ") if not part.startswith("frame-ancestors")
+)
 SECURITY_HEADERS = {
     "content-security-policy": CONTENT_SECURITY_POLICY,
     "x-content-type-options": "nosniff",

@@ -87,6 +87,8 @@ class RunRow(WebModel):
 
 
 class RunFilterForm(WebModel):
+    sort: str = "started"
+    order: Literal["asc", "desc"] = "desc"
     benchmark: str = ""
     version: str = ""
     agent: str = ""
@@ -387,6 +389,21 @@ class ComparePage(WebModel):
     differ_only: bool
     allow_mismatch: bool
     error: str | None
+
+
+class SideColumn(WebModel):
+    run: RunRow
+    detail: AttemptDetail | None = Field(
+        description="The final try of the scenario's epoch in this run; null when it has none."
+    )
+
+
+class SidePage(WebModel):
+    """One scenario's epoch in 2 or 3 runs, side by side: answers, checks and trajectories."""
+
+    scenario_id: str
+    epoch: int
+    columns: list[SideColumn]
 
 
 # ---- benchmarks -------------------------------------------------------------------------------

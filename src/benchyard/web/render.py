@@ -16,6 +16,7 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from benchyard.web.access import wants_json
 from benchyard.web.csrf import CSRF_FIELD, STATE_KEY
 from benchyard.web.display import ansi, neutralise, verbatim
+from benchyard.web.headers import META_POLICY
 
 
 def make_environment() -> Environment:
@@ -43,9 +44,13 @@ def make_environment() -> Environment:
 
 
 class Renderer:
-    def __init__(self, read_only: bool) -> None:
+    def __init__(
+        self, read_only: bool, *, static_copy: bool = False, static_compare: bool = False
+    ) -> None:
         self.environment = make_environment()
         self.read_only = read_only
+        self.static_copy = static_copy  # a page of a static copy (web/bundle.py)
+        self.static_compare = static_compare
 
     def respond(
         self, request: Request, template: str, page: BaseModel, status_code: int = 200
@@ -60,6 +65,9 @@ class Renderer:
             page=page,
             request=request,
             read_only=self.read_only,
+            static_copy=self.static_copy,
+            static_compare=self.static_compare,
+            meta_policy=META_POLICY,
             csrf_field=CSRF_FIELD,
             csrf_token=request.scope.get("state", {}).get(STATE_KEY, ""),
             **extra,

@@ -19,6 +19,7 @@ from benchyard.report.stats import wilson_interval
 from benchyard.store import search
 from benchyard.store.browse import (
     FLAG_KINDS,
+    RUN_SORT_KEYS,
     SORT_KEYS,
     AttemptQuery,
     RunFilter,
@@ -68,10 +69,19 @@ def runs_page(
     status: str = "",
     since: str = "",
     until: str = "",
+    run: Annotated[list[str] | None, Query()] = None,
+    sort: str = "started",
+    order: str = "desc",
     page_number: Annotated[int, Query(alias="page", ge=1)] = 1,
     per_page: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> Response:
+    if sort not in RUN_SORT_KEYS:
+        raise HTTPException(400, f"sort: '{sort}' is not one of {', '.join(RUN_SORT_KEYS)}")
+    if order not in ("asc", "desc"):
+        raise HTTPException(400, "order: asc or desc")
     form = RunFilterForm(
+        sort=sort,
+        order=order,
         benchmark=benchmark,
         version=version,
         agent=agent,
@@ -88,8 +98,16 @@ def runs_page(
         status=status or None,
         since=_day(since, "since"),
         until=_day(until, "until", after=True),
+        ids=tuple(run or ()),
     )
-    runs, total = list_runs(state.store, where, limit=per_page, offset=(page_number - 1) * per_page)
+    runs, total = list_runs(
+        state.store,
+        where,
+        limit=per_page,
+        offset=(page_number - 1) * per_page,
+        sort=sort,
+        descending=order == "desc",
+    )
     choices = run_choices(state.store)
     listing = RunsPage(
         filters=form,

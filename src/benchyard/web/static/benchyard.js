@@ -62,7 +62,9 @@
   function openDrawer(url, pageUrl) {
     const drawer = document.getElementById("drawer");
     if (!drawer) { window.location.href = pageUrl; return; }
-    fetch(url + "?fragment=1", { headers: { "Accept": "text/html" }, credentials: "same-origin" })
+    // A static copy (benchyard view-bundle) holds each drawer as a file of its own.
+    const address = document.documentElement.hasAttribute("data-static-copy") ? url + "/fragment.html" : url + "?fragment=1";
+    fetch(address, { headers: { "Accept": "text/html" }, credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) throw new Error(response.status);
         return response.text();

@@ -1,0 +1,182 @@
+"""`benchyard view-bundle`: a static, read-only copy of the web UI's pages for some runs, that
+opens from any plain file server (`python -m http.server`), as `inspect view bundle` does.
+
+Every page is the server's own page, rendered by the same application (read-only, the same
+templates and escaping) and asked for in process; a static copy differs only in what a file server
+cannot do. A page's address becomes a directory (`/runs/RUN/`, `/attempts/ID/`) and each link
+is rewritten to the file that holds it: the attempts table's pages (`page-N/`), an attempt (its
+own page, and `fragment.html` for the drawer), its artifacts as files, the comparison of the runs
+and each scenario of it side by side. A file server sends no headers, so the pages carry the
+Content-Security-Policy in a meta element (all but frame-ancestors, which only a header can give).
+Filters, sorting and search need a server: a static copy shows none of them."""
+
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode, urlsplit
+
+from starlette.testclient import TestClient
+
+from benchyard.errors import BenchyardError
+from benchyard.store.browse import final_attempt_id
+from benchyard.store.records import RunRecord
+from benchyard.store.store import Store
+from benchyard.web.app import STATIC, create_app
+from benchyard.web.config import WebConfig
+from benchyard.web.routes.attempts import ARTIFACTS
+from benchyard.web.rows import ACTIVE
+from benchyard.web.tokens import new_token, token_hash
+
+PER_PAGE = 500
+_HREF = re.compile(r'href="([^"]*)"')
+
+
+class BundleError(BenchyardError):
+    """A bundle that cannot be written (a run still running, a directory already in use)."""
+
+
+@dataclass
+class Bundle:
+    """What was written."""
+
+    directory: Path
+    run_ids: list[str]
+    pages: int = 0
+    files: int = 0
+    side_keys: dict[tuple[str, int], str] = field(default_factory=dict)
+
+
+def write_bundle(
+    store: Store, run_refs: Sequence[str], directory: Path, benchmark_dirs: tuple[Path, ...] = ()
+) -> Bundle:
+    """Write the pages of the runs `run_refs` (ids, prefixes, `latest`) under `directory`."""
+    runs = [store.resolve_run(ref) for ref in run_refs]
+    _check(runs, directory)
+    token = new_token()
+    config = WebConfig(
+        store_url=store.url,
+        read_only=True,
+        token_sha256=token_hash(token),
+        benchmark_dirs=benchmark_dirs,
+        static_copy=True,
+        static_compare=len(runs) >= 2,
+    )
+    app = create_app(config, store=store)
+    bundle = Bundle(directory=directory, run_ids=[run.id for run in runs])
+    headers = {"authorization": f"Bearer {token}"}
+    with TestClient(app, base_url="http://127.0.0.1", headers=headers) as client:
+        _Writer(client, store, bundle).write_all(runs)
+    shutil.copytree(STATIC, directory / "static", dirs_exist_ok=True)
+    return bundle
+
+
+def _check(runs: list[RunRecord], directory: Path) -> None:
+    active = [run.id[:8] for run in runs if run.status in ACTIVE]
+    if active:
+        raise BundleError(f"run {active[0]} is still {runs[0].status}: bundle it once it ends")
+    if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
+        raise BundleError(f"{directory}: exists and is not an empty directory; name a new one")
+
+
+class _Writer:
+    def __init__(self, client: TestClient, store: Store, bundle: Bundle) -> None:
+        self.client = client
+        self.store = store
+        self.bundle = bundle
+
+    def write_all(self, runs: list[RunRecord]) -> None:
+        listing = "/runs?" + urlencode([("run", run.id) for run in runs] + [("per_page", PER_PAGE)])
+        for target in ("index.html", "runs/index.html"):
+            self.page(listing, target)
+        if len(runs) >= 2:
+            self.comparison(runs)
+        for run in runs:
+            self.run(run)
+
+    def run(self, run: RunRecord) -> None:
+        table = self.client.get(f"/api/runs/{run.id}", params={"per_page": PER_PAGE}).json()
+        for number in range(1, table["attempts"]["paging"]["pages"] + 1):
+            place = "" if number == 1 else f"page-{number}/"
+            self.page(
+                f"/runs/{run.id}?per_page={PER_PAGE}&page={number}",
+                f"runs/{run.id}/{place}index.html",
+            )
+        for attempt in self.store.attempts(run.id, include_superseded=True):
+            self.attempt(attempt.id)
+
+    def attempt(self, attempt_id: str) -> None:
+        self.page(f"/attempts/{attempt_id}", f"attempts/{attempt_id}/index.html")
+        self.page(f"/attempts/{attempt_id}?fragment=1", f"attempts/{attempt_id}/fragment.html")
+        for name in ARTIFACTS:
+            answer = self.client.get(f"/attempts/{attempt_id}/{name}")
+            self.write(f"attempts/{attempt_id}/{name}", answer.content)
+
+    def comparison(self, runs: list[RunRecord]) -> None:
+        query = urlencode([("run", run.id) for run in runs] + [("allow_mismatch", "true")])
+        self.page(f"/compare?{query}", "compare/index.html")
+        if len(runs) > 3:
+            return
+        grid = self.client.get(f"/api/compare?{query}").json()["grid"]
+        names = ",".join(run.id for run in runs)
+        for row in grid:
+            key = self.side_key(row["scenario_id"], row["epoch"])
+            side = urlencode({"runs": names, "scenario": row["scenario_id"], "epoch": row["epoch"]})
+            self.page(f"/compare/side?{side}", f"compare/side/{key}/index.html")
+
+    def side_key(self, scenario_id: str, epoch: int) -> str:
+        digest = hashlib.sha256(f"{scenario_id}\0{epoch}".encode()).hexdigest()[:16]
+        return self.bundle.side_keys.setdefault((scenario_id, epoch), digest)
+
+    def page(self, address: str, target: str) -> None:
+        answer = self.client.get(address, headers={"accept": "text/html"})
+        if answer.status_code != 200:
+            raise BundleError(f"{address}: the page answered {answer.status_code}")
+        here = urlsplit(address).path
+        text = _HREF.sub(
+            lambda m: f'href="{html.escape(self.local(m.group(1), here))}"', answer.text
+        )
+        self.write(target, text.encode("utf-8"))
+        self.bundle.pages += 1
+
+    def write(self, target: str, content: bytes) -> None:
+        path = self.bundle.directory / target
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content)
+        self.bundle.files += 1
+
+    def local(self, href: str, here: str) -> str:
+        """Where the page a link names lies in the bundle (links to pages it does not hold are
+        left as they are)."""
+        parts = urlsplit(html.unescape(href))
+        if parts.scheme or parts.netloc:
+            return href
+        path = parts.path or here
+        query = {key: values[0] for key, values in parse_qs(parts.query).items()}
+        fragment = f"#{parts.fragment}" if parts.fragment else ""
+        return self._path(path, query) + fragment
+
+    def _path(self, path: str, query: dict[str, str]) -> str:
+        if path.startswith("/runs/") and path.count("/") == 2:
+            if query.get("attempt"):
+                return f"/attempts/{query['attempt']}/"
+            number = int(query.get("page", "1") or 1)
+            return f"{path}/" if number <= 1 else f"{path}/page-{number}/"
+        if path == "/compare/side":
+            key = (query.get("scenario", ""), int(query.get("epoch", "1")))
+            return f"/compare/side/{self.side_key(*key)}/"
+        if path == "/compare/attempt":
+            found = final_attempt_id(
+                self.store, query["run"], query["scenario"], int(query.get("epoch", "1"))
+            )
+            return f"/attempts/{found}/" if found else "/compare/"
+        if path.startswith("/attempts/") and path.count("/") == 2:
+            return f"{path}/"
+        if path in ("/runs", "/compare", "/"):
+            return f"{path.rstrip('/')}/"
+        return path
