@@ -32,10 +32,6 @@ layers = load_layers()
 # (importer, imported): imports pointing up the table, each to be turned around.
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.agents.command", "benchyard.bridge.server"),
-    ("benchyard.checks.formats.harbor", "benchyard.importers.containers"),
-    ("benchyard.checks.formats.harbor", "benchyard.importers.swebench_eval"),
-    ("benchyard.checks.formats.swebench", "benchyard.importers.containers"),
-    ("benchyard.checks.formats.swebench", "benchyard.importers.swebench_eval"),
     ("benchyard.config", "benchyard.automation.webhook_config"),
     ("benchyard.executors.ray.node", "benchyard.runner.worker"),
     ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),

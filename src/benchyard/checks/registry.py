@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 
 ENTRY_POINT_GROUP = "benchyard.checks"
-_FORMATS = "benchyard.checks.formats"  # official evaluators of imported formats (importers/)
+_FORMATS = "benchyard.formats"  # official evaluators of published benchmarks, one folder each
 BUILTIN_CHECKS: dict[str, str] = {
     "equals": "benchyard.checks.text",
     "contains": "benchyard.checks.text",
@@ -44,13 +44,13 @@ BUILTIN_CHECKS: dict[str, str] = {
     "finish_reason": "benchyard.checks.model_calls",
     "is_refusal": "benchyard.checks.refusal",
     "root_cause": "benchyard.sre.check",  # SRE incidents (docs/sre.md)
-    "function_call_ast": f"{_FORMATS}.bfcl",
-    "gsm8k_answer": f"{_FORMATS}.gsm8k",
-    "harbor_verifier": f"{_FORMATS}.harbor",
-    "humaneval": f"{_FORMATS}.humaneval",
-    "ifeval": f"{_FORMATS}.ifeval",
-    "mbpp": f"{_FORMATS}.mbpp",
-    "swebench": f"{_FORMATS}.swebench",
+    "function_call_ast": f"{_FORMATS}.bfcl.check",
+    "gsm8k_answer": f"{_FORMATS}.gsm8k.check",
+    "harbor_verifier": f"{_FORMATS}.harbor.check",
+    "humaneval": f"{_FORMATS}.humaneval.check",
+    "ifeval": f"{_FORMATS}.ifeval.check",
+    "mbpp": f"{_FORMATS}.mbpp.check",
+    "swebench": f"{_FORMATS}.swebench.check",
 }
 
 P = TypeVar("P", bound=CheckParams)

@@ -117,12 +117,12 @@ def grade_patches(
     import dataclasses
     import json
 
+    from benchyard.formats.swebench.evaluation import grade_predictions, grading_rules
+    from benchyard.formats.swebench.importer import SweBenchOptions, instance_of
     from benchyard.importers.base import ProblemList
     from benchyard.importers.build import parse_options
     from benchyard.importers.registry import get_importer
     from benchyard.importers.source import Fields, read_records
-    from benchyard.importers.swebench import SweBenchOptions, instance_of
-    from benchyard.importers.swebench_eval import grade_predictions, grading_rules
     from benchyard.runner.loop import run_async
 
     check_list_format(format)

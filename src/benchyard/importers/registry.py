@@ -15,15 +15,15 @@ from benchyard.importers.base import Importer
 
 ENTRY_POINT_GROUP = "benchyard.importers"
 BUILTIN: dict[str, str] = {
-    "humaneval": "benchyard.importers.humaneval:IMPORTER",
-    "mbpp": "benchyard.importers.mbpp:IMPORTER",
-    "gsm8k": "benchyard.importers.gsm8k:IMPORTER",
-    "ifeval": "benchyard.importers.ifeval:IMPORTER",
-    "bfcl": "benchyard.importers.bfcl:IMPORTER",
-    "swe-bench": "benchyard.importers.swebench:IMPORTER",
-    "harbor": "benchyard.importers.harbor:IMPORTER",
-    "terminal-bench": "benchyard.importers.harbor:TERMINAL_BENCH",
-    "itbench": "benchyard.sre.itbench:IMPORTER",  # SRE incidents, simulated (docs/sre.md)
+    "humaneval": "benchyard.formats.humaneval.importer:IMPORTER",
+    "mbpp": "benchyard.formats.mbpp.importer:IMPORTER",
+    "gsm8k": "benchyard.formats.gsm8k.importer:IMPORTER",
+    "ifeval": "benchyard.formats.ifeval.importer:IMPORTER",
+    "bfcl": "benchyard.formats.bfcl.importer:IMPORTER",
+    "swe-bench": "benchyard.formats.swebench.importer:IMPORTER",
+    "harbor": "benchyard.formats.harbor.importer:IMPORTER",
+    "terminal-bench": "benchyard.formats.harbor.importer:TERMINAL_BENCH",
+    "itbench": "benchyard.formats.itbench.importer:IMPORTER",  # SRE incidents, simulated (docs/sre.md)
 }
 
 _loaded: dict[str, Importer] = {}

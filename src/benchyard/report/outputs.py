@@ -15,7 +15,7 @@ from pydantic import Field
 from benchyard.report.model import BenchmarkIdentity, ReportModel, RunFigures, RunReport
 
 if TYPE_CHECKING:
-    from benchyard.importers.swebench_eval import InstanceReport
+    from benchyard.formats.swebench.evaluation import InstanceReport
     from benchyard.interop.inspect_log import Imported
     from benchyard.report.gate import GateFailure
     from benchyard.runner.api import VerifyOutcome

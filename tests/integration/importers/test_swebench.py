@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from benchyard.importers.containers import build_image, image_exists
+from benchyard.formats.containers import build_image, image_exists
 from tests.support import Cli
 from tests.unit.importers.sources import write_jsonl
 

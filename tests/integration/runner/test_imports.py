@@ -21,13 +21,13 @@ WRAPPER = (
 )
 UNUSED_CHECK_MODULES = (
     "benchyard.checks.code_exec",
-    "benchyard.checks.formats",
     "benchyard.checks.json_checks",
     "benchyard.checks.numeric",
     "benchyard.checks.python_grader",
     "benchyard.checks.similarity",
     "benchyard.checks.static",
     "benchyard.checks.tests_check",
+    "benchyard.formats",
     "benchyard.sre.check",
 )
 OTHER_COMMAND_MODULES = (
@@ -47,7 +47,7 @@ UNUSED_BY_A_PLAIN_RUN = (
     "dateutil",
 )
 FORMAT_CHECK_MODULES = tuple(
-    f"benchyard.checks.formats.{name}"
+    f"benchyard.formats.{name}.check"
     for name in ("bfcl", "gsm8k", "harbor", "humaneval", "ifeval", "mbpp", "swebench")
 )
 
@@ -83,7 +83,7 @@ def test_a_format_check_imports_its_own_module_only(tmp_path: Path, db_url: str)
 
     modules = imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", db_url], tmp_path)
 
-    assert sorted(modules.intersection(FORMAT_CHECK_MODULES)) == ["benchyard.checks.formats.gsm8k"]
+    assert sorted(modules.intersection(FORMAT_CHECK_MODULES)) == ["benchyard.formats.gsm8k.check"]
 
 
 def test_runs_reads_a_store_at_head_without_alembic_or_the_report_models(

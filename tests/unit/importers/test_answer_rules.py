@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from benchyard.checks.formats.ifeval import follows, loose_variants
-from benchyard.importers.ifeval import ifeval_metrics
+from benchyard.formats.ifeval.check import follows, loose_variants
+from benchyard.formats.ifeval.importer import ifeval_metrics
 from benchyard.store.records import AttemptRecord, CheckRecord
 from tests.unit.checks.helpers import params_error, run_check
 

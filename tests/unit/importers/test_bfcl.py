@@ -8,7 +8,7 @@ from typing import Any
 
 from benchyard.agents.toolbox import ToolBox
 from benchyard.checks.base import Evidence
-from benchyard.checks.formats.bfcl import decode_answer
+from benchyard.formats.bfcl.check import decode_answer
 from benchyard.runner.api import verify_benchmark
 from benchyard.runner.trajectory import Event, message
 from benchyard.spec.loader import load_benchmark

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from benchyard.importers.swebench_eval import (
+from benchyard.formats.swebench.evaluation import (
     APPLIED,
     END,
     NO_TEST_RAN,

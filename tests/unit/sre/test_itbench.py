@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchyard.formats.itbench.importer import ItbenchOptions, convert
 from benchyard.importers.base import SourceInvalid
-from benchyard.sre.itbench import ItbenchOptions, convert
 from tests.unit.sre.itbench_dirs import FLAGD, flag_injection, k8s, small_itbench, write_scenario
 
 

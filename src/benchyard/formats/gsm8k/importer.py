@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from benchyard.checks.formats.gsm8k import INVALID, RULES, official_answer
+from benchyard.formats.gsm8k.check import INVALID, RULES, official_answer
 from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
 from benchyard.importers.source import Fields, read_scenarios
 

@@ -106,8 +106,8 @@ def _number(value: object, where: str) -> float:
 @check("harbor_verifier", HarborParams, needs_code=True)
 async def harbor_verifier(params: HarborParams, evidence: Evidence) -> CheckResult:
     """The task's verifier, in a fresh container of its image: its reward (or pytest's outcome)."""
-    from benchyard.importers.containers import ContainerUnavailable, require_image, run_script
-    from benchyard.importers.swebench_eval import parse_pytest_log
+    from benchyard.formats.containers import ContainerUnavailable, require_image, run_script
+    from benchyard.formats.swebench.evaluation import parse_pytest_log
 
     code = workspace(evidence, "harbor_verifier")
     if code.patch_error is not None:

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from pydantic import Field
 
-from benchyard.checks.formats.harbor import REWARDS_PREFIX
+from benchyard.formats.harbor.check import REWARDS_PREFIX
 from benchyard.importers.base import (
     BaseImporter,
     Imported,
@@ -67,7 +67,7 @@ def _tag_name(text: str) -> str:
 
 
 def image_workdir(image: str) -> str:
-    from benchyard.importers.containers import docker_executable
+    from benchyard.formats.containers import docker_executable
 
     result = subprocess.run(
         [docker_executable(), "image", "inspect", "-f", "{{.Config.WorkingDir}}", image],
@@ -84,7 +84,7 @@ def solution_files(
     """The files the solution script leaves in the working directory, run once in a fresh
     container of the image (no network); read from a tar stream: regular files only, no path
     leaving the directory, capped."""
-    from benchyard.importers.containers import FILE_CAPABILITIES, docker_executable
+    from benchyard.formats.containers import FILE_CAPABILITIES, docker_executable
     from benchyard.sandbox.docker import LABEL, OWNER_LABEL, owner_tag
 
     container = f"benchyard-solve-{uuid.uuid4().hex[:12]}"
@@ -229,7 +229,7 @@ class HarborImporter(BaseImporter):
         if not layout["test_script"].is_file():
             problems.add(task, None, str(layout["test_script"].relative_to(task)), "missing")
             return None
-        from benchyard.importers.containers import ContainerUnavailable, build_image, context_tag
+        from benchyard.formats.containers import ContainerUnavailable, build_image, context_tag
 
         name = _tag_name(task.name)
         tag = context_tag(f"benchyard-task/{name}", environment)

@@ -20,13 +20,13 @@ from pydantic import Field
 from benchyard.checks.answer_text import fenced_blocks
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import PYTHON_LANGUAGES, workspace
-from benchyard.checks.formats.program import (
+from benchyard.checks.registry import check
+from benchyard.formats.program import (
     RELIABILITY_GUARD,
     Program,
     run_program,
     top_level_names,
 )
-from benchyard.checks.registry import check
 
 MAX_ANSWER_CHARS = 1_000_000
 IDENTIFIER = r"^[A-Za-z_][A-Za-z0-9_]*$"

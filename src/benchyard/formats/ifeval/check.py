@@ -20,8 +20,8 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
-from benchyard.checks.formats import ifeval_text
 from benchyard.checks.registry import check
+from benchyard.formats.ifeval import text as ifeval_text
 
 Args = dict[str, Any]
 Rule = Callable[[str, Args], bool]

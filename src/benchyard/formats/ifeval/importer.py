@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from benchyard.checks.formats.ifeval import INSTRUCTIONS
+from benchyard.formats.ifeval.check import INSTRUCTIONS
 from benchyard.importers.base import BaseImporter, Imported, ImportOptions
 from benchyard.importers.source import Fields, read_scenarios
 

@@ -19,8 +19,8 @@ from benchyard.checks.answer_reference import graded_reference
 from benchyard.checks.answer_text import fenced_blocks
 from benchyard.checks.base import CheckParams, CheckResult, Evidence
 from benchyard.checks.code_support import PYTHON_LANGUAGES, workspace
-from benchyard.checks.formats.program import Program, run_program, top_level_names
 from benchyard.checks.registry import check
+from benchyard.formats.program import Program, run_program, top_level_names
 
 _BEGIN_DONE = re.compile(r"\[BEGIN\](?P<code>.*?)(?:\[DONE\]|\Z)", re.DOTALL)
 

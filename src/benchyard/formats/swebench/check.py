@@ -1,5 +1,5 @@
 """`swebench`: the agent's patch evaluated as SWE-bench's harness evaluates a prediction (see
-importers/swebench_eval.py): applied in a fresh container of the instance's image, the test patch
+formats/swebench/evaluation.py): applied in a fresh container of the instance's image, the test patch
 over it, the tests run, FAIL_TO_PASS and PASS_TO_PASS graded by the rules of swebench `rules`
 (5.0.2 by default, or 4.1); passed when resolved. An evaluation the 5.x rules call invalid (no test
 ran: `infra_failure`) is an infrastructure error, never the agent's failure."""
@@ -34,8 +34,8 @@ class SweBenchParams(CheckParams):
 @check("swebench", SweBenchParams, needs_code=True)
 async def swebench(params: SweBenchParams, evidence: Evidence) -> CheckResult:
     """The agent's patch resolves the SWE-bench instance (its FAIL_TO_PASS and PASS_TO_PASS tests)."""
-    from benchyard.importers.containers import ContainerUnavailable
-    from benchyard.importers.swebench_eval import Instance, evaluate_patch
+    from benchyard.formats.containers import ContainerUnavailable
+    from benchyard.formats.swebench.evaluation import Instance, evaluate_patch
 
     code = workspace(evidence, "swebench")
     if code.patch_error is not None:

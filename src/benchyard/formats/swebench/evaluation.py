@@ -27,7 +27,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from benchyard.importers.containers import require_image, run_script
+from benchyard.formats.containers import require_image, run_script
 
 GradingRules = Literal["5.0.2", "4.1"]
 RULES: tuple[str, ...] = get_args(GradingRules)

@@ -1,7 +1,7 @@
 """SWE-bench instances (JSONL: `instance_id`, `repo`, `base_commit`, `patch`, `test_patch`,
 `problem_statement`, `FAIL_TO_PASS`, `PASS_TO_PASS`): one coding scenario per instance, graded by
 the `swebench` check, which evaluates the agent's patch as SWE-bench's harness does
-(importers/swebench_eval.py) in a fresh container of the instance's image.
+(formats/swebench/evaluation.py) in a fresh container of the instance's image.
 
 The image is one the user names (`--option image='sweb.eval.x86_64.{instance_id}'`, the default;
 `{instance_id}`, `{repo}` and `{version}` are filled in), or built locally from a Dockerfile
@@ -22,9 +22,9 @@ from typing import Any
 
 from pydantic import Field
 
+from benchyard.formats.swebench.evaluation import DEFAULT_TEST_COMMAND, Instance
 from benchyard.importers.base import BaseImporter, Imported, ImportOptions, ProblemList
 from benchyard.importers.source import Fields, Record, read_scenarios
-from benchyard.importers.swebench_eval import DEFAULT_TEST_COMMAND, Instance
 from benchyard.untrusted import path_name_problem
 
 DEFAULT_IMAGE = "sweb.eval.x86_64.{instance_id}"
@@ -49,7 +49,7 @@ class SweBenchOptions(ImportOptions):
 def image_for(options: SweBenchOptions, data: dict[str, Any], source: Path) -> str:
     """The instance's image: built from the Dockerfile when one is given (once per content)."""
     if options.dockerfile is not None:
-        from benchyard.importers.containers import build_image, context_tag
+        from benchyard.formats.containers import build_image, context_tag
 
         dockerfile = Path(options.dockerfile)
         dockerfile = dockerfile if dockerfile.is_absolute() else source.parent / dockerfile

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from benchyard.checks.code_support import script
-from benchyard.checks.formats.mbpp import MbppParams, program_of
+from benchyard.formats.mbpp.check import MbppParams, program_of
 
 from ..code_helpers import evaluate, workspace
 
