@@ -77,6 +77,7 @@ bench: setup
 	$(BIN)/python bench/memory.py
 	$(BIN)/python bench/storage.py
 	$(BIN)/python bench/compare.py
+	$(BIN)/python bench/big_runs.py
 	$(BIN)/python bench/pilot.py
 	$(BIN)/python bench/soak.py
 

@@ -86,12 +86,12 @@ def _run(run_id: str, size: int, started_at: datetime) -> RunRecord:
     )
 
 
-def fill(url: str) -> dict[int, tuple[str, str]]:
+def fill(url: str, sizes: tuple[int, ...] = SIZES) -> dict[int, tuple[str, str]]:
     """For each size, the ids of its baseline and its candidate."""
     store = Store.open(url)
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     made = {}
-    for index, size in enumerate(SIZES):
+    for index, size in enumerate(sizes):
         pair = []
         for side, candidate in enumerate((False, True)):
             run_id = f"{2 * index + side + 1:02x}".ljust(16, "0")
