@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.integration.importers.test_swebench import GOLD, _instances, instance_image
+from tests.integration.formats.test_swebench import GOLD, _instances, instance_image
 from tests.support import Cli
 from tests.unit.importers.sources import write_jsonl
 
