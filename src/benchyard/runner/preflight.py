@@ -8,6 +8,10 @@ directly. Whatever cannot be resolved without running a shell is left to the she
 keywords (`cd`, `exec`, `if`), expansions (`$X`, `~`, globs), subshells, redirections first, a
 relative path (it may be one of the scenario's fixtures, found in the workdir). Commands run in a
 docker image, or on another machine, are not looked at: this machine's files say nothing of them.
+
+A program found is followed through the interpreters that run it (sandbox/interpreters.py): a
+`#!` line naming an interpreter that is gone, or a virtualenv whose base installation is gone,
+stops the run as a missing program does.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from benchyard.runner.recorded import RunRefused
 from benchyard.sandbox.base import SYSTEM_PATH
+from benchyard.sandbox.interpreters import base_installation, interpreter_chain
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -94,12 +99,13 @@ def _program_problem(program: str, search_path: str) -> str | None:
         return _named_problem(program, search_path)
     if not program.startswith("/"):
         return None  # relative to the workdir, where the scenario's fixtures are
-    return _file_problem(Path(program))
+    return _file_problem(Path(program), search_path)
 
 
 def _named_problem(program: str, search_path: str) -> str | None:
-    if shutil.which(program, path=search_path) is not None:
-        return None
+    found = shutil.which(program, path=search_path)
+    if found is not None:
+        return _chain_problem(Path(found), search_path)
     for directory in filter(None, search_path.split(os.pathsep)):
         candidate = Path(directory) / program
         if candidate.is_file():
@@ -107,11 +113,33 @@ def _named_problem(program: str, search_path: str) -> str | None:
     return f"'{program}' is not found on the agent's PATH ({search_path})"
 
 
-def _file_problem(path: Path) -> str | None:
+def _file_problem(path: Path, search_path: str) -> str | None:
+    return _executable_problem(path) or _chain_problem(path, search_path)
+
+
+def _executable_problem(path: Path) -> str | None:
     if not path.exists():
-        return f"{path} does not exist"
+        return f"{path} does not exist"  # a dangling link too: what it points to is gone
     if path.is_dir():
         return f"{path} is a directory"
     if not os.access(path, os.X_OK):
         return f"{path} is not executable"
+    return None
+
+
+def _chain_problem(program: Path, search_path: str) -> str | None:
+    """What breaks the chain of interpreters `program` runs through (its `#!` lines, nested),
+    or the virtualenv base installation one of them needs."""
+    for step in interpreter_chain(program, search_path):
+        if step.path is None:
+            return (
+                f"{program}'s interpreter '{step.named}' is not found on the agent's PATH "
+                f"({search_path})"
+            )
+        problem = _executable_problem(step.path)
+        if problem is not None:
+            return f"{program}'s interpreter: {problem}"
+        base = base_installation(step.path)
+        if base is not None and not base.is_dir():
+            return f"{program}'s interpreter {step.path} is in a virtualenv whose base ({base}) is gone"
     return None

@@ -4,10 +4,12 @@ A sandbox sees an allow-list, not the host: besides the system directories (bwra
 sandbox/hostview.py; docker: the image), only
 
 - the agent's own code: for each existing absolute path its command names (its script, its
-  interpreter), the script's directory, or the file alone when that directory is too wide (the
-  project directory, a home directory, /tmp, anything holding a sealed path); for an
-  executable in a `bin` directory, its installation prefix too (a virtualenv, a Python install),
-  as named and as its links resolve;
+  interpreter), and for each interpreter that runs it in turn (`#!` lines, `/usr/bin/env NAME`,
+  a virtualenv's base installation: sandbox/interpreters.py), the file's directory, or the file
+  alone when that directory is too wide (the project directory, a home directory, /tmp, anything
+  holding a sealed path); for an executable in a `bin` directory, its installation prefix too (a
+  virtualenv, a Python install), as named and as its links resolve; for a file in a
+  `node_modules` tree, that whole tree (a package's dependencies and platform builds);
 - the paths a benchmark (`sandbox.readable`) or the agent's configuration (`readable`) declares,
   as declared (an explicit choice, even inside the benchmark's directory);
 
@@ -27,6 +29,9 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from benchyard.sandbox.base import SYSTEM_PATH
+from benchyard.sandbox.interpreters import base_installation, interpreter_chain
 
 TOO_WIDE = frozenset(
     Path(name)
@@ -119,9 +124,26 @@ def library_copies(roots: Iterable[Path]) -> tuple[Path, ...]:
 
 def code_paths(named: Path, sealed: Sequence[Path], walls: Sequence[Path]) -> list[Path]:
     """What the sandbox shows for one path the agent's command names (see the module's
-    docstring): nothing inside a sealed path, no directory holding a wall."""
+    docstring), and for each interpreter it runs through: nothing inside a sealed path, no
+    directory holding a wall."""
     if not named.is_absolute() or not named.exists():
         return []
+    return [path for program in program_chain(named) for path in _shown(program, sealed, walls)]
+
+
+def program_chain(named: Path) -> list[Path]:
+    """`named`, the interpreters it runs through (its `#!` line, `/usr/bin/env NAME` on the
+    sandbox's PATH, nested), and the base installation of each that lies in a virtualenv."""
+    chain = [named]
+    chain += (s.path for s in interpreter_chain(named, SYSTEM_PATH) if s.path and s.path.exists())
+    for program in tuple(chain):
+        base = base_installation(program)
+        if base is not None and base.is_dir():
+            chain.append(base.parent if base.name in BIN_DIRS else base)
+    return [path for path in dict.fromkeys(chain) if path.is_absolute()]
+
+
+def _shown(named: Path, sealed: Sequence[Path], walls: Sequence[Path]) -> list[Path]:
     found: list[Path] = []
     for path in dict.fromkeys((_absolute(named), named.resolve())):
         if _inside_any(path, sealed):
@@ -134,7 +156,17 @@ def code_paths(named: Path, sealed: Sequence[Path], walls: Sequence[Path]) -> li
         found.append(path if _too_wide(directory, walls) else directory)
         if _is_installed_program(path) and not _too_wide(directory.parent, walls):
             found.append(directory.parent)
+        packages = _node_modules(path)
+        if packages is not None and not _too_wide(packages, walls):
+            found.append(packages)  # a package's dependencies and platform builds are siblings
     return found
+
+
+def _node_modules(path: Path) -> Path | None:
+    """The outermost `node_modules` directory `path` lies in, if any."""
+    if "node_modules" not in path.parts:
+        return None
+    return Path(*path.parts[: path.parts.index("node_modules") + 1])
 
 
 @functools.cache
