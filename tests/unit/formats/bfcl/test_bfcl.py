@@ -14,8 +14,7 @@ from benchyard.runner.trajectory import Event, message
 from benchyard.spec.loader import load_benchmark
 from benchyard.spec.models import Scenario
 from tests.unit.checks.helpers import check_type
-
-from .sources import BFCL_ANSWERS, BFCL_FUNCTIONS, direct_benchmark, write_bfcl
+from tests.unit.importers.sources import BFCL_ANSWERS, BFCL_FUNCTIONS, direct_benchmark, write_bfcl
 
 SIMPLE = BFCL_ANSWERS["simple_python"][0]["ground_truth"]
 PARALLEL = BFCL_ANSWERS["parallel"][0]["ground_truth"]

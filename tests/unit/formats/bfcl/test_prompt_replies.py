@@ -8,8 +8,7 @@ from __future__ import annotations
 import pytest
 
 from benchyard.checks.base import CheckResult
-
-from ..helpers import run_check
+from tests.unit.checks.helpers import run_check
 
 BFCL_FUNCTION = {
     "name": "determine_body_mass_index",

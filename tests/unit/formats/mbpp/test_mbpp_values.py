@@ -13,8 +13,7 @@ import pytest
 
 from benchyard.checks.code_support import script
 from benchyard.formats.mbpp.check import MbppParams, program_of
-
-from ..code_helpers import evaluate, workspace
+from tests.unit.checks.code_helpers import evaluate, workspace
 
 # type -> (a correct solution, test_imports, test_list)
 CORRECT: dict[str, tuple[str, list[str], list[str]]] = {
