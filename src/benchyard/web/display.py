@@ -3,8 +3,8 @@ colours of ANSI escape sequences drawn as spans (of a fixed set of classes) inst
 
 Every value a template prints passes through `neutralise` (the environment's finalize): a
 bidirectional override (U+202E), isolate (U+2066 to U+2069), mark (U+200E/F, U+061C) or zero-width
-character is printed as its code point in brackets, `[U+202E]`, so that no name can display as
-another; an escape character as `␛`. `ansi` turns SGR sequences into spans, escaping the text
+character, or an escape character, is printed as its code point in brackets, `[U+202E]`, so that
+no name can display as another. `ansi` turns SGR sequences into spans, escaping the text
 itself; every other escape sequence is dropped."""
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ def verbatim(value: str) -> Verbatim:
 
 
 def _visible(match: re.Match[str]) -> str:
-    character = match.group()
-    return "␛" if character == "\x1b" else f"[U+{ord(character):04X}]"
+    return f"[U+{ord(match.group()):04X}]"
 
 
 def neutralise(value: Any) -> Any:

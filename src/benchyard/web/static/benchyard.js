@@ -137,7 +137,7 @@
   const INVISIBLE = /[\u061c\u180e\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\x1b]/g;
   function visible(text) {
     return text.replace(INVISIBLE, function (c) {
-      return c === "\x1b" ? "\u241b" : "[U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "]";
+      return "[U+" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0") + "]";
     });
   }
 
