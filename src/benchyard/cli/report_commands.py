@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TextIO
 
 import typer
 
@@ -171,17 +172,26 @@ def report(
             print_report(built, path=output)
         return
     if format == "json":
-        from benchyard.report.listing import strict_json
+        from benchyard.report.listing import write_strict_json
 
         payload = [r.model_dump(mode="json") for r in reports]
-        text = strict_json(payload[0] if len(payload) == 1 else payload)
-    elif format == "md":  # fit for $GITHUB_STEP_SUMMARY (docs/ci.md)
+        _emit(
+            output, lambda out: write_strict_json(payload[0] if len(payload) == 1 else payload, out)
+        )
+        return
+    if format == "md":  # fit for $GITHUB_STEP_SUMMARY (docs/ci.md)
         from benchyard.report.step_summary import fit_step_summary
 
         text = fit_step_summary(to_markdown(reports), [run.id[:8] for run in resolved])
+    _emit(output, lambda out: out.write(text))
+
+
+def _emit(output: Path | None, write: Callable[[TextIO], object]) -> None:
+    """What `write` writes, on stdout or into `output` (then said on stderr)."""
     if output is None:
-        sys.stdout.write(text)
-    else:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
-        typer.echo(f"wrote {output}", err=True)
+        write(sys.stdout)
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    with output.open("w", encoding="utf-8") as file:
+        write(file)
+    typer.echo(f"wrote {output}", err=True)

@@ -39,26 +39,34 @@ def final_attempts(store: Store, chain: list[RunRecord]) -> list[AttemptRecord]:
 
 def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunReport:
     """A run's report (with `merged`, over the run and the runs it re-ran, the latest attempt of
-    each scenario and epoch winning). The attempts are folded one at a time, read from the store
-    in chunks and without their outputs, so that its memory does not grow with the run."""
+    each scenario and epoch winning). One run's is counted by the database (report/aggregated.py);
+    a merged report, one with a format's figures, or a run with two final tries of one attempt
+    folds its final attempts one at a time, read from the store in chunks and without their
+    outputs when they are not listed, so that its memory does not grow with the run."""
     from benchyard.report.flags import sorted_flags
     from benchyard.report.passk import repeated_from_tallies
+    from benchyard.store.outcomes import has_twice_final
     from benchyard.store.queue import Queue
 
     chain = store.run_chain(run) if merged else [run]
     provenance = run.settings.get(PROVENANCE_SETTING)
+    resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
+    info = _run_info(run, [r.id for r in chain], resumes)
     listed = merged or _has_format(provenance)  # a format's figures read the attempts whole
+    if not listed and not has_twice_final(store, run.id):
+        from benchyard.report.aggregated import aggregated_report
+
+        return aggregated_report(store, info)
     attempts = final_attempts(store, chain) if listed else None
     tally = _Tally()
     for attempt in attempts if attempts is not None else store.stream_attempts(run.id):
         tally.add(attempt)
     retried = sum(store.count_superseded(r.id) for r in chain)
-    resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
     return RunReport(
-        run=_run_info(run, [r.id for r in chain], resumes),
+        run=info,
         summary=tally.summary(retried),
         categories=tally.categories(),
-        checks=_check_counts(tally.checks),
+        checks=check_counts(tally.checks),
         failures=tally.failures,
         flags=sorted_flags(tally.flags()),
         repeated=repeated_from_tallies(tally.epochs, tally.counted_by_scenario),
@@ -256,7 +264,7 @@ class _Tally:
         return result
 
 
-def _check_counts(tallies: dict[str, list[int]]) -> dict[str, CheckCounts]:
+def check_counts(tallies: dict[str, list[int]]) -> dict[str, CheckCounts]:
     return {
         name: CheckCounts(
             passed=p, total=t, pass_rate=ratio(p, t), pass_rate_ci95=wilson_interval(p, t)

@@ -1,13 +1,15 @@
 """Final outcomes of runs, as a comparison reads them: only the columns it needs, no output,
-trajectory, patch or check results."""
+trajectory, patch or check results; and what a run's report lists beside its aggregates (its
+failures, its scenarios' tallies), as plain rows."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import NamedTuple
 
-from sqlalchemy import Select, select
+from sqlalchemy import Select, case, func, select
 
+from benchyard.store.browse import COUNTED
 from benchyard.store.schema import attempts
 from benchyard.store.store import Store
 
@@ -56,3 +58,74 @@ def _query(
         .where(a.run_id == run_id, a.superseded.is_(False))
         .order_by(a.scenario_id, a.epoch)
     )
+
+
+class FailureRow(NamedTuple):
+    """A final attempt that did not pass, as a report lists it."""
+
+    scenario_id: str
+    category: str
+    epoch: int
+    verdict: str
+    failure_kind: str | None
+    cause: str | None
+    attempt_id: str
+    run_id: str
+
+
+def final_failures(store: Store, run_id: str) -> Iterator[FailureRow]:
+    """The final attempts of a run that did not pass, ordered by scenario and epoch."""
+    a = attempts.c
+    query = (
+        select(a.scenario_id, a.category, a.epoch, a.verdict, a.failure_kind, a.cause, a.id)
+        .where(a.run_id == run_id, a.superseded.is_(False), a.verdict != "passed")
+        .order_by(a.scenario_id, a.epoch, a.try_number)
+    )
+    with store.engine.connect() as connection:
+        for row in connection.execute(query):
+            yield FailureRow(*row, run_id)
+
+
+class ScenarioTally(NamedTuple):
+    """A scenario's final attempts in a run: all of them, the counted ones, the passed ones."""
+
+    attempts: int
+    counted: int
+    passed: int
+
+
+def scenario_tallies(store: Store, run_id: str) -> dict[str, ScenarioTally]:
+    """Each scenario's final attempts in a run, counted by the database, by scenario id."""
+    a = attempts.c
+    counted = a.verdict.in_(COUNTED)
+    query = (
+        select(
+            a.scenario_id,
+            func.count(),
+            func.sum(case((counted, 1), else_=0)),
+            func.sum(case((a.verdict == "passed", 1), else_=0)),
+        )
+        .where(a.run_id == run_id, a.superseded.is_(False))
+        .group_by(a.scenario_id)
+        .order_by(a.scenario_id)
+    )
+    with store.engine.connect() as connection:
+        return {
+            scenario: ScenarioTally(int(count), int(counted_n or 0), int(passed or 0))
+            for scenario, count, counted_n, passed in connection.execute(query)
+        }
+
+
+def has_twice_final(store: Store, run_id: str) -> bool:
+    """Whether one (scenario, epoch) of the run has two final tries (neither superseded), which
+    the database's aggregates would both count where a report keeps the later one."""
+    a = attempts.c
+    twice = (
+        select(a.scenario_id)
+        .where(a.run_id == run_id, a.superseded.is_(False))
+        .group_by(a.scenario_id, a.epoch)
+        .having(func.count() > 1)
+        .limit(1)
+    )
+    with store.engine.connect() as connection:
+        return connection.execute(twice).first() is not None

@@ -9,7 +9,17 @@ from dataclasses import asdict, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, Row, event, func, insert, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Row,
+    event,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import SQLAlchemyError
 
 from benchyard.errors import BenchyardError
@@ -34,6 +44,11 @@ _STORED_IN_OUTPUTS = ("stdout", "stderr", "answer")  # NULL in new rows: in the 
 _OUTPUT_COLUMNS = ("answer", "answers", "stdout", "stderr")
 _FIGURE_COLUMNS = tuple(name for name in _ATTEMPT_COLUMNS if name not in _OUTPUT_COLUMNS)
 _RUN_FIELDS = tuple(f.name for f in fields(RunRecord))
+# A check result's row: its attempt, then CheckRecord's fields in their order.
+_CHECK_COLUMNS = (
+    check_results.c.attempt_id,
+    *(check_results.c[f.name] for f in fields(CheckRecord)),
+)
 STREAM_CHUNK = 500  # attempts read at once by `stream_attempts`
 
 
@@ -184,22 +199,27 @@ class Store:
         with self.engine.connect() as connection:
             return int(connection.execute(query).scalar_one())
 
-    def stream_attempts(self, run_id: str) -> Iterator[AttemptRecord]:
-        """The final attempts of a run with their checks, ordered by scenario and epoch, read
-        STREAM_CHUNK at a time and without their outputs (answer, answers, stdout, stderr),
-        trajectory or patch: what a run's figures need, in memory that does not grow with it."""
+    def stream_attempts(
+        self, run_id: str, where: ColumnElement[bool] | None = None
+    ) -> Iterator[AttemptRecord]:
+        """The final attempts of a run (those `where` holds for, when given) with their checks,
+        ordered by scenario and epoch, read STREAM_CHUNK at a time and without their outputs
+        (answer, answers, stdout, stderr), trajectory or patch: what a run's figures need, in
+        memory that does not grow with it."""
+        final = [attempts.c.run_id == run_id, attempts.c.superseded.is_(False)]
         query = (
             select(*(attempts.c[name] for name in _FIGURE_COLUMNS))
-            .where(attempts.c.run_id == run_id, attempts.c.superseded.is_(False))
+            .where(*final, *([] if where is None else [where]))
             .order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
         )
         with self.engine.connect() as connection:
             result = connection.execution_options(yield_per=STREAM_CHUNK).execute(query)
             held: AttemptRecord | None = None  # the latest try of an attempt wins, as in reports
+            names = tuple(result.keys())
             for rows in result.partitions():
                 checks = _checks_of(connection, [row.id for row in rows])
                 for row in rows:
-                    record = attempt_from_row(row, checks.get(row.id, []))
+                    record = attempt_from_row(row, checks.get(row.id, []), names=names)
                     if held is not None and _key(held) != _key(record):
                         yield held
                     held = record
@@ -232,7 +252,7 @@ class Store:
 
     def _checks_for(self, connection: Any, run_id: str) -> dict[str, list[CheckRecord]]:
         query = (
-            select(check_results)
+            select(*_CHECK_COLUMNS)
             .join(attempts, attempts.c.id == check_results.c.attempt_id)
             .where(attempts.c.run_id == run_id)
             .order_by(check_results.c.attempt_id, check_results.c.position)
@@ -253,7 +273,7 @@ def _key(record: AttemptRecord) -> tuple[str, int]:
 
 def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list[CheckRecord]]:
     query = (
-        select(check_results)
+        select(*_CHECK_COLUMNS)
         .where(check_results.c.attempt_id.in_(attempt_ids))
         .order_by(check_results.c.attempt_id, check_results.c.position)
     )
@@ -261,11 +281,12 @@ def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list
 
 
 def _grouped_checks(rows: Iterable[Row[Any]]) -> dict[str, list[CheckRecord]]:
+    """Check results by attempt, from rows of _CHECK_COLUMNS (read by position: a row's
+    `_asdict` took most of a big report's time)."""
     grouped: dict[str, list[CheckRecord]] = {}
     for row in rows:
-        values = row._asdict()
-        attempt_id = values.pop("attempt_id")
-        grouped.setdefault(attempt_id, []).append(CheckRecord(**values))
+        values: list[Any] = list(row[1:])
+        grouped.setdefault(row[0], []).append(CheckRecord(*values))
     return grouped
 
 
@@ -312,12 +333,15 @@ def without_nul(value: Any) -> Any:
 
 
 def attempt_from_row(
-    row: Any, checks: Iterable[CheckRecord], with_evidence: bool = False
+    row: Any,
+    checks: Iterable[CheckRecord],
+    with_evidence: bool = False,
+    names: Sequence[str] | None = None,
 ) -> AttemptRecord:
-    """A try from its row; `with_evidence` also decodes its trajectory and patch. Its outputs
-    come from the `outputs` blob when the row has one (rows written before it, from the text
-    columns)."""
-    values = row._asdict()
+    """A try from its row (whose column `names`, when given, save reading them again for each
+    row); `with_evidence` also decodes its trajectory and patch. Its outputs come from the
+    `outputs` blob when the row has one (rows written before it, from the text columns)."""
+    values = dict(zip(names or row._fields, row, strict=True))
     blob = values.pop("trajectory", None)
     patch = values.pop("patch", None)
     stored = values.pop("outputs", None)

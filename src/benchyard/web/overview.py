@@ -8,11 +8,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from benchyard.report.build import category_figures
-from benchyard.report.model import CategoryCounts, CheckCounts, Durations, Summary
+from benchyard.report.aggregated import category_counts, summary
+from benchyard.report.model import CategoryCounts, CheckCounts, Summary
 from benchyard.report.stats import ratio, wilson_interval
-from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS, FailureKind
-from benchyard.store.browse import PERCENTILES, RunFigureTallies, VerdictGroup, figure_tallies
+from benchyard.store.browse import RunFigureTallies, figure_tallies
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
@@ -53,77 +52,6 @@ def run_figures(tallies: RunFigureTallies) -> RunFigures:
         flags=tallies.flags,
         median_turns=tallies.median_turns,
     )
-
-
-def summary(tallies: RunFigureTallies) -> Summary:
-    """report/build.py's `summarise`, over groups of attempts instead of the attempts."""
-    groups = tallies.groups
-    counted = [g for g in groups if g.verdict in COUNTED_VERDICTS]
-    negatives = [g for g in counted if g.negative]
-    passed = sum(g.attempts for g in counted if g.verdict == "passed")
-    counted_n = sum(g.attempts for g in counted)
-    errors = sum(g.attempts for g in groups if g.verdict == "error")
-    attempts = sum(g.attempts for g in groups)
-    costs = [g.cost_usd for g in groups if g.cost_usd is not None]
-    judge_costs = [g.judge_cost_usd for g in groups if g.judge_cost_usd is not None]
-    negative_n = sum(g.attempts for g in negatives)
-    return Summary(
-        task_count=tallies.scenarios,
-        attempt_count=attempts,
-        passed=passed,
-        failed=sum(g.attempts for g in counted if g.verdict == "failed"),
-        timeouts=sum(g.attempts for g in counted if g.verdict == "timeout"),
-        errors=errors,
-        counted=counted_n,
-        accuracy=ratio(passed, counted_n),
-        accuracy_ci95=wilson_interval(passed, counted_n),
-        error_rate=ratio(errors, attempts),
-        accuracy_if_errors_failed=ratio(passed, attempts),
-        claimed_faults=sum(
-            g.attempts for g in counted if g.verdict == "failed" and g.failure_kind in CLAIMED_KINDS
-        ),
-        avg_turns=ratio(sum(g.turns for g in counted), counted_n),
-        false_positive_rate=ratio(
-            sum(g.attempts for g in negatives if g.verdict != "passed"), negative_n
-        ),
-        negative_count=negative_n,
-        retried_tries=tallies.retried,
-        tokens_in=sum(g.tokens_in for g in groups),
-        tokens_out=sum(g.tokens_out for g in groups),
-        cost_usd=sum(costs) if costs else None,
-        judge_tokens_in=sum(g.judge_tokens_in for g in groups),
-        judge_tokens_out=sum(g.judge_tokens_out for g in groups),
-        judge_cost_usd=sum(judge_costs) if judge_costs else None,
-        hit_max_turns=sum(g.hit_max_turns for g in groups),
-        reasoning_truncated=sum(
-            g.attempts for g in groups if g.failure_kind == FailureKind.REASONING_TRUNCATED.value
-        ),
-        durations=Durations(
-            p50_sec=tallies.durations.get(PERCENTILES[0]),
-            p90_sec=tallies.durations.get(PERCENTILES[1]),
-            p99_sec=tallies.durations.get(PERCENTILES[2]),
-            max_sec=max((g.max_duration_sec for g in groups), default=None),
-            total_attempt_sec=sum(g.duration_sec for g in groups),
-        ),
-    )
-
-
-def category_counts(groups: list[VerdictGroup]) -> dict[str, CategoryCounts]:
-    """report/build.py's per-category raw counts, over groups of attempts."""
-    result = {}
-    for category in sorted({g.category for g in groups}):
-        members = [g for g in groups if g.category == category]
-        counted = [g for g in members if g.verdict in COUNTED_VERDICTS]
-        passed = sum(g.attempts for g in counted if g.verdict == "passed")
-        counted_n = sum(g.attempts for g in counted)
-        result[category] = category_figures(
-            passed,
-            counted_n,
-            sum(g.attempts for g in members if g.verdict == "error"),
-            sum(g.attempts for g in members if g.verdict == "timeout"),
-            sum(g.attempts for g in members),
-        )
-    return result
 
 
 class FiguresCache:
