@@ -26,7 +26,7 @@ from benchyard.formats.swebench.evaluation import (
     grading_rules,
 )
 
-FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "swebench"
+FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "swebench"
 TESTS = """
 import pytest
 
