@@ -33,7 +33,6 @@ layers = load_layers()
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.agents.command", "benchyard.bridge.server"),
     ("benchyard.config", "benchyard.automation.webhook_config"),
-    ("benchyard.executors.ray.node", "benchyard.runner.worker"),
     ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),
     ("benchyard.report.outputs", "benchyard.runner.api"),
     ("benchyard.report.schema", "benchyard.report.output_schemas"),

@@ -342,7 +342,7 @@ def _execute_and_report(
 
 def _tell_kept_workdirs(run_id: str, work_root: str | None) -> None:
     from benchyard.report.render import plural
-    from benchyard.runner.worker import kept_scratch
+    from benchyard.runner.run_scratch import kept_scratch
 
     told = False
     for scratch in kept_scratch(run_id, work_root):

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import re
 import tempfile
 import time
 import traceback
@@ -40,6 +39,7 @@ from benchyard.runner.execute import (
 from benchyard.runner.failures import FailureKind
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.run_events import Listeners
+from benchyard.runner.run_scratch import SCRATCH_PREFIX, pid_alive, remove_scratch_of
 from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
@@ -65,7 +65,6 @@ CLAIM_AHEAD_SEC = 1.0  # claim about this much work per lane at once...
 MAX_CLAIM_FACTOR = 16  # ...but never more than this many attempts per lane
 MAX_HEARTBEAT_SEC = 5.0
 MAX_LOST_WORKERS = 2  # an attempt that was running when this many workers were lost fails
-SCRATCH_PREFIX = "benchyard-"
 
 Log = Callable[[str], None]
 
@@ -494,41 +493,3 @@ async def serve_queue(
         if released:
             worker.log(f"released {released} claimed attempts back to the queue")
     return worker
-
-
-def kept_scratch(run_id: str, work_root: str | None) -> list[Path]:
-    """The scratch directories a run's workers left under `work_root` (`--keep-workdirs`): each
-    holds `work/<attempt id>` (the workdirs) and `io/<attempt id>` (the protocol files)."""
-    root = Path(work_root or tempfile.gettempdir())
-    return sorted(path for path in root.glob(f"{SCRATCH_PREFIX}{run_id}-*") if path.is_dir())
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process of this node lives (a zombie does not count)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    except OSError:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-    return stat.rsplit(")", 1)[-1].split()[0] not in ("Z", "X")
-
-
-def remove_scratch_of(pids: set[int], work_root: str | None) -> None:
-    """Remove the attempt workdirs that dead workers of this node left behind. Each pid is looked
-    at again as its directory is removed: `pids` were seen dead a while ago (before the claims
-    were taken back), and a pid reused since names a live process, whose scratch is its own."""
-    if not pids:
-        return
-    root = Path(work_root or tempfile.gettempdir())
-    pattern = re.compile(rf"^{SCRATCH_PREFIX}[0-9a-f]+-(\d+)-")
-    for entry in root.glob(f"{SCRATCH_PREFIX}*"):
-        match = pattern.match(entry.name)
-        if match and int(match.group(1)) in pids and not pid_alive(int(match.group(1))):
-            remove_tree(entry, ignore_errors=True)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.runner.run_scratch import SCRATCH_PREFIX, remove_scratch_of
 from benchyard.runner.workdir import make_scratch_layout
-from benchyard.runner.worker import SCRATCH_PREFIX, remove_scratch_of
 
 
 @pytest.fixture

@@ -21,7 +21,6 @@ import atexit
 import concurrent.futures
 import contextlib
 import os
-import re
 import socket
 import tempfile
 import threading
@@ -49,6 +48,7 @@ from benchyard.runner.isolation import open_sandbox
 from benchyard.runner.loop import new_event_loop, raise_open_files_limit
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.recorded import recorded_settings
+from benchyard.runner.run_scratch import SCRATCH_OWNER, SCRATCH_PREFIX, pid_alive
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark, load_benchmark
 from benchyard.spec.models import Scenario
@@ -352,17 +352,12 @@ def node_name() -> str:
     return f"{socket.gethostname()}/{given or 'ray-' + node_id[:8]}"[:NODE_CHARS]
 
 
-_SCRATCH = re.compile(r"^benchyard-[0-9a-f]+-(\d+)-")
-
-
 def remove_dead_scratch(work_root: str | None) -> None:
     """Remove the run scratch directories of this node's processes that are gone (a Ray worker
     killed with its node's tasks, or by a forced cancel)."""
-    from benchyard.runner.worker import pid_alive
-
     root = Path(work_root or tempfile.gettempdir())
     with contextlib.suppress(OSError):
-        for entry in root.glob("benchyard-*"):
-            match = _SCRATCH.match(entry.name)
+        for entry in root.glob(f"{SCRATCH_PREFIX}*"):
+            match = SCRATCH_OWNER.match(entry.name)
             if match and entry.is_dir() and not pid_alive(int(match.group(1))):
                 remove_tree(entry, ignore_errors=True)
