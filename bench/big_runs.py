@@ -35,8 +35,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from common import BENCHYARD, as_installed, ratios, spread
-from compare import FLOOR, fill
+from common import BENCHYARD, OUTCOMES_FLOOR, as_installed, ratios, spread
 
 SIZE = int(os.environ.get("BENCH_BIG_SIZE", "100000"))
 REPEAT = int(os.environ.get("BENCH_BIG_REPEAT", "3"))
@@ -69,8 +68,8 @@ def commands(path: Path, runs: tuple[str, str]) -> dict[str, tuple[list[str], st
     db = ["--db", f"sqlite:///{path}"]
     one, two = "floor: one run", "floor: both runs"
     return {
-        one: ([sys.executable, "-c", FLOOR, str(path), runs[1]], one),
-        two: ([sys.executable, "-c", FLOOR, str(path), *runs], two),
+        one: ([sys.executable, "-c", OUTCOMES_FLOOR, str(path), runs[1]], one),
+        two: ([sys.executable, "-c", OUTCOMES_FLOOR, str(path), *runs], two),
         "show": ([*BENCHYARD, "show", runs[1], *db], one),
         "report": ([*BENCHYARD, "report", runs[1], *db], one),
         "report --format json": ([*BENCHYARD, "report", runs[1], "--format", "json", *db], one),
@@ -79,13 +78,27 @@ def commands(path: Path, runs: tuple[str, str]) -> dict[str, tuple[list[str], st
     }
 
 
+def _filled(path: Path) -> tuple[str, str]:
+    """The store filled by another process, its two run ids: this one stays small, as a command
+    it starts takes its peak RSS with it (Linux counts the parent's memory, copied at the fork,
+    in the child's ru_maxrss), and the floors' and `show`'s peaks would be this process's."""
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from compare import fill; "
+        "print(*fill(sys.argv[2], (int(sys.argv[3]),))[int(sys.argv[3])])"
+    )
+    argv = [sys.executable, "-c", code, str(Path(__file__).parent), f"sqlite:///{path}", str(SIZE)]
+    done = subprocess.run(argv, check=True, stdout=subprocess.PIPE, text=True)
+    baseline, candidate = done.stdout.split()
+    return baseline, candidate
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         as_installed(root)
         path = root / "bench.db"
         started = time.perf_counter()
-        runs = fill(f"sqlite:///{path}", (SIZE,))[SIZE]
+        runs = _filled(path)
         print(f"filled two runs of {SIZE:,} attempts in {time.perf_counter() - started:.0f} s")
         chosen = commands(path, runs)
         figures = {name: Figures() for name in chosen}

@@ -38,6 +38,21 @@ def trivial_benchmark(root: Path, count: int, name: str = "trivial") -> Path:
     return root
 
 
+# A floor for the commands that read runs (bench/compare.py, bench/big_runs.py): a bare
+# interpreter reading with sqlite3 the columns a run's figures need, of each run named.
+OUTCOMES_FLOOR = """
+import sqlite3, sys
+connection = sqlite3.connect(sys.argv[1])
+for run_id in sys.argv[2:]:
+    rows = connection.execute(
+        "SELECT scenario_id, epoch, category, verdict, turns, cost_usd, duration_sec "
+        "FROM attempts WHERE run_id = ? AND superseded = 0 ORDER BY scenario_id, epoch",
+        (run_id,),
+    ).fetchall()
+    assert rows
+"""
+
+
 def wall_time(command: list[str], repeat: int = 1, cwd: Path | None = None) -> float:
     """Median wall-clock seconds of `command` over `repeat` runs; a failing command stops the bench."""
     times = []

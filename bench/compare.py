@@ -34,7 +34,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from common import BENCHYARD, as_installed, interleaved, ratios, spread, timed
+from common import BENCHYARD, OUTCOMES_FLOOR, as_installed, interleaved, ratios, spread, timed
 from synthetic import synthetic_attempt
 
 from benchyard.store.records import RunRecord
@@ -45,17 +45,6 @@ REPEAT = int(os.environ.get("BENCH_COMPARE_REPEAT", "5"))
 BATCH = 5_000
 VERDICTS = ("passed", "passed", "failed", "passed", "timeout", "passed", "error", "passed")
 CHANGES = {0: "failed", 2: "passed", 4: "error", 6: "passed"}  # n % 64 -> the candidate's verdict
-FLOOR = """
-import sqlite3, sys
-connection = sqlite3.connect(sys.argv[1])
-for run_id in sys.argv[2:]:
-    rows = connection.execute(
-        "SELECT scenario_id, epoch, category, verdict, turns, cost_usd, duration_sec "
-        "FROM attempts WHERE run_id = ? AND superseded = 0 ORDER BY scenario_id, epoch",
-        (run_id,),
-    ).fetchall()
-    assert rows
-"""
 
 
 def _verdict(n: int, candidate: bool) -> str:
@@ -111,7 +100,7 @@ def fill(url: str, sizes: tuple[int, ...] = SIZES) -> dict[int, tuple[str, str]]
 
 def measure(url: str, path: Path, size: int, runs: tuple[str, str], workdir: Path) -> None:
     commands = {
-        "floor": [sys.executable, "-c", FLOOR, str(path), *runs],
+        "floor": [sys.executable, "-c", OUTCOMES_FLOOR, str(path), *runs],
         "compare": [*BENCHYARD, "compare", *runs, "--db", url],
         "compare --format json": [*BENCHYARD, "compare", *runs, "--db", url, "--format", "json"],
     }
