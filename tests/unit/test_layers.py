@@ -41,7 +41,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.spec.loader", "benchyard.checks.registry"),
     ("benchyard.spec.loader", "benchyard.importers.direct"),
     ("benchyard.spec.models", "benchyard.agents.environments"),
-    ("benchyard.spec.profiles", "benchyard.runner.plan"),
 }
 
 # Circles between modules that remain once KNOWN_UPWARD is set aside.

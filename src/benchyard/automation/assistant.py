@@ -100,7 +100,7 @@ def list_benchmarks(workspace: Workspace) -> list[dict[str, Any]]:
 def list_scenarios(
     workspace: Workspace, benchmark: str, filters: list[str] | None = None
 ) -> list[dict[str, Any]]:
-    from benchyard.runner.plan import select_scenarios
+    from benchyard.spec.filters import select_scenarios
 
     loaded = benchmark_by_name(workspace, benchmark)
     chosen = select_scenarios(loaded.scenarios, tuple(filters or ()))

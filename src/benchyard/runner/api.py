@@ -20,7 +20,7 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
 from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
-from benchyard.runner.plan import PlannedAttempt, plan_attempts, select_scenarios
+from benchyard.runner.plan import PlannedAttempt, plan_attempts
 from benchyard.runner.recorded import (
     RunRefused,
     recorded_agent,
@@ -29,6 +29,7 @@ from benchyard.runner.recorded import (
 )
 from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
 from benchyard.runner.worker import Log, WorkerOptions, execute_run
+from benchyard.spec.filters import select_scenarios
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import RunRecord

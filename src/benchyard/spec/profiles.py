@@ -81,7 +81,7 @@ def select_profile(benchmark: Benchmark, profile: str | None) -> list[Scenario]:
 
 
 def choose(scenarios: Sequence[Scenario], spec: ProfileSpec) -> list[Scenario]:
-    from benchyard.runner.plan import select_scenarios
+    from benchyard.spec.filters import select_scenarios
 
     if spec.ids:
         by_id = {scenario.id: scenario for scenario in scenarios}
@@ -128,7 +128,7 @@ def check_profiles(
     is not redefined. Problems name benchmark.yaml's line and field."""
     from pathlib import Path
 
-    from benchyard.runner.plan import FilterError, select_scenarios
+    from benchyard.spec.filters import FilterError, select_scenarios
 
     path_of_file = Path(str(file))
     known = {scenario.id for scenario in scenarios}
