@@ -7,8 +7,9 @@ the index and the query (letters and digits, lower-cased), so that SQLite's FTS5
 text search (the `simple` configuration, no stemming) see the same words and find the same
 attempts.
 
-The index (`search_attempts`, migration 0017) is filled per run on its first search and again
-while the run changes (its count of final attempts differs from the one indexed)."""
+The index (`search_attempts`, migration 0017) is filled per run on its first search; a run that
+has not ended is indexed again at each search (a retry replaces a try without changing the count),
+and one that ended, once more if its count of final attempts differs from the one indexed."""
 
 from __future__ import annotations
 
@@ -34,12 +35,14 @@ from sqlalchemy import (
 
 from benchyard.errors import BenchyardError
 from benchyard.store import outputs as outputs_codec
-from benchyard.store.schema import attempts, check_results
+from benchyard.store.queue import ACTIVE_RUN_STATUSES
+from benchyard.store.schema import attempts, check_results, runs
 from benchyard.store.store import Store
 
 MAX_WORD = 100  # longer words are cut (PostgreSQL refuses words over 2,047 bytes)
 MAX_TERMS = 32
 BATCH = 500
+UNSETTLED = -1  # search_runs.attempts of a run indexed before it ended: indexed again
 
 _WORD = re.compile(r"[^\W_]+")
 _TERM = re.compile(r'"([^"]*)"|(\S+)')
@@ -122,17 +125,21 @@ def matching(dialect: str, run_id: str, query: str) -> Select[tuple[str]]:
 
 
 def ensure_indexed(store: Store, run_id: str) -> None:
-    """Index the run's final attempts unless the index already holds as many of them."""
+    """Index the run's final attempts unless the index holds them already: those of a run that
+    ended, as many as it has now."""
     with store.engine.begin() as connection:
+        status = connection.execute(select(runs.c.status).where(runs.c.id == run_id)).scalar()
         final = _final_count(connection, run_id)
         indexed = connection.execute(
             select(search_runs.c.attempts).where(search_runs.c.run_id == run_id)
         ).scalar()
-        if indexed == final:
+        ended = status not in ACTIVE_RUN_STATUSES
+        if ended and indexed == final:
             return
         _index_run(connection, run_id)
         connection.execute(delete(search_runs).where(search_runs.c.run_id == run_id))
-        connection.execute(insert(search_runs).values(run_id=run_id, attempts=final))
+        recorded = final if ended else UNSETTLED
+        connection.execute(insert(search_runs).values(run_id=run_id, attempts=recorded))
 
 
 def _final_count(connection: Connection, run_id: str) -> int:

@@ -5,9 +5,11 @@ and check reasons, only in the run searched, and a run that grows is indexed aga
 from __future__ import annotations
 
 import pytest
+from sqlalchemy import update
 
 from benchyard.store.browse import AttemptQuery, attempt_page
 from benchyard.store.records import CheckRecord
+from benchyard.store.schema import attempts
 from benchyard.store.search import SearchError, ensure_indexed, parse
 from benchyard.store.store import Store
 from tests.support import attempt_record, run_record
@@ -92,3 +94,19 @@ def test_search_syntax_cannot_reach_the_query_language(
 def test_a_search_of_no_word_is_refused() -> None:
     with pytest.raises(SearchError, match="has no word to look for"):
         parse(' "" -- * ')
+
+
+def test_a_retry_in_a_running_run_is_found_once_indexed_again(store: Store) -> None:
+    """A retry replaces a try without changing how many final attempts the run has."""
+    store.create_run(run_record(RUN, status="running", finished_at=None))
+    store.record_attempts([attempt_record(RUN, "1" * 32, "flaky-001", answer="first words")])
+    assert _found(store, "first") == ["flaky-001"]
+    with store.engine.begin() as connection:
+        connection.execute(
+            update(attempts).where(attempts.c.id == "1" * 32).values(superseded=True)
+        )
+    store.record_attempts(
+        [attempt_record(RUN, "2" * 32, "flaky-001", try_number=2, answer="second words")]
+    )
+    assert _found(store, "second") == ["flaky-001"]
+    assert _found(store, "first") == []
