@@ -3,6 +3,8 @@ relays each call to the configured provider with the real key, which never enter
 
     GET  /v1/models
     POST /v1/chat/completions   (streamed or not, with tool calls)
+    POST /v1/responses          (OpenAI Responses API, passed through: bridge/passthrough.py)
+    POST /v1/messages           (Anthropic Messages, passed through)
 
 The agent authenticates with a per-attempt token, worthless outside the attempt. Where the
 sandbox has a network namespace of its own (bwrap or docker without the network), the bridge
@@ -26,16 +28,23 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.tool_server import let_the_sandbox_connect
 from benchyard.bridge import wire
+from benchyard.bridge.passthrough import APIS, forward
 from benchyard.providers.client import CallWatch, ProviderClient
 from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
+from benchyard.providers.replies import ChatReply
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
 from benchyard.untrusted import write_fresh
 
+if TYPE_CHECKING:
+    import httpx
+
+CHAT = "/chat/completions"
+API_NAMES = {CHAT: "chat", **APIS}
 SOCKET_NAME = "bridge.sock"
 RELAY_NAME = "bridge_relay.py"
 RELAY_PORT = 18080  # in the sandbox's own network namespace: no other process listens there
@@ -57,6 +66,7 @@ class Bridge:
     calls: int = 0
     failure: AttemptFailure | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
+    http: httpx.AsyncClient | None = None
     _messages_seen: int = 0
 
     async def handle(self, request: Request, respond: Responder) -> None:
@@ -65,8 +75,8 @@ class Bridge:
             await respond.send(401, wire.error_body("not this attempt's bridge token", "auth"))
         elif request.method == "GET" and path == "/models":
             await respond.send(200, wire.models(self.client.config.model))
-        elif request.method == "POST" and path == "/chat/completions":
-            await self._chat(request, respond)
+        elif request.method == "POST" and path in (CHAT, *APIS):
+            await self._call(path, request, respond)
         else:
             message = f"the model bridge has no route {request.method} {request.path}"
             await respond.send(404, wire.error_body(message, "not_found"))
@@ -75,13 +85,12 @@ class Bridge:
         given = headers.get("x-api-key") or headers.get("authorization", "").removeprefix("Bearer ")
         return hmac.compare_digest(given.strip().encode(), self.token.encode())
 
-    async def _chat(self, request: Request, respond: Responder) -> None:
-        try:
-            body = request.json()
-        except ValueError as error:
-            body = str(error)
-        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
-            message = 'expected a JSON object with "messages" (a chat completion request)'
+    async def _call(self, path: str, request: Request, respond: Responder) -> None:
+        """One model call: refused past a limit, else relayed and recorded, and answered (the
+        pass-through APIs answer as they relay)."""
+        body, conversation = _read_request(path, request)
+        if body is None:
+            message = f"expected a JSON object with {conversation} (a {path[1:]} request)"
             await respond.send(400, wire.error_body(message, "invalid_request"))
             return
         refusal = self._refusal()
@@ -89,22 +98,45 @@ class Bridge:
             await respond.send(429, wire.error_body(refusal, "benchyard_limit"))
             return
         self.calls += 1
-        reply = await self._relay(body, self.calls)
-        if reply is None:
-            assert self.failure is not None
-            await respond.send(502, wire.error_body(self.failure.message, "provider_error"))
+        number, new = self.calls, self._new_messages(conversation)
+        try:
+            if path == CHAT:
+                watch = CallWatch()
+                reply = await self.client.complete(
+                    self._provider_body(body), self.trajectory, watch
+                )
+            else:
+                reply = await forward(self.client, self._http(), path, request, respond)
+        except AttemptFailure as failure:
+            self.trajectory.append(self._note("error", f"model call {number} failed: {failure}"))
+            self._stop(failure)
+            if respond.keep_alive:  # else the reply was cut off half-way
+                await respond.send(502, wire.error_body(failure.message, "provider_error"))
             return
-        model, call_id = (
-            str(body.get("model") or self.client.config.model),
-            f"chatcmpl-{self.calls}",
-        )
-        if body.get("stream"):
-            await respond.start(200, {"Content-Type": "text/event-stream"})
-            for event in wire.stream_events(reply, model, call_id):
-                await respond.chunk(event)
-            await respond.end()
-        else:
-            await respond.send(200, wire.completion(reply, model, call_id))
+        except asyncio.CancelledError:
+            cut = f"model call {number} cut: the attempt ended while it was in flight"
+            self.trajectory.append(self._note("error", cut, cut=True))
+            raise
+        event = reply.to_event(source=SOURCE)
+        assert event.data is not None
+        event.data.update(call=number, api=API_NAMES[path], request_messages=new)
+        self.trajectory.append(event)
+        if path == CHAT:
+            await _answer_chat(body, reply, respond, f"chatcmpl-{number}")
+
+    def _new_messages(self, conversation: list[Any]) -> list[Any]:
+        """The messages of a request not in the previous one's (all of them when it is shorter)."""
+        new = conversation[self._messages_seen :] or conversation
+        self._messages_seen = len(conversation)
+        return new
+
+    def _http(self) -> httpx.AsyncClient:
+        """The pass-through's connections to the provider, for this attempt."""
+        import httpx
+
+        if self.http is None:
+            self.http = httpx.AsyncClient(timeout=self.client.config.provider.request_timeout_sec)
+        return self.http
 
     def _refusal(self) -> str | None:
         """Why no more calls are relayed: the attempt already stopped, or this call would go past
@@ -121,34 +153,6 @@ class Bridge:
             )
         )
         return f"max_turns ({self.max_calls} model calls) reached: no more calls in this attempt"
-
-    async def _relay(self, body: dict[str, Any], number: int) -> Any:
-        """The provider's reply to the agent's request, recorded; None when the provider failed
-        (the attempt is then stopped with its fault)."""
-        request_messages = body["messages"][self._messages_seen :] or body["messages"]
-        self._messages_seen = len(body["messages"])
-        try:
-            reply = await self.client.complete(
-                self._provider_body(body), self.trajectory, CallWatch()
-            )
-        except AttemptFailure as failure:
-            self.trajectory.append(self._note("error", f"model call {number} failed: {failure}"))
-            self._stop(failure)
-            return None
-        except asyncio.CancelledError:
-            self.trajectory.append(
-                self._note(
-                    "error",
-                    f"model call {number} cut: the attempt ended while it was in flight",
-                    cut=True,
-                )
-            )
-            raise
-        event = reply.to_event(source=SOURCE)
-        assert event.data is not None
-        event.data.update(call=number, request_messages=request_messages)
-        self.trajectory.append(event)
-        return reply
 
     def _provider_body(self, body: dict[str, Any]) -> dict[str, Any]:
         """The agent's request as the provider gets it: the configured model and request settings;
@@ -171,6 +175,36 @@ class Bridge:
         if self.failure is None:
             self.failure = failure
             self.stopped.set()
+
+
+def _read_request(path: str, request: Request) -> tuple[Any, Any]:
+    """The request's body and its conversation (chat `messages`, Messages `messages`, Responses
+    `input`, a text input as one message); (None, what was expected) when it is not one."""
+    key = "input" if path == "/responses" else "messages"
+    try:
+        body = request.json()
+    except ValueError:
+        body = None
+    conversation = body.get(key) if isinstance(body, dict) else None
+    if isinstance(conversation, str):
+        conversation = [{"role": "user", "content": conversation}]
+    if not isinstance(conversation, list):
+        return None, f'"{key}"'
+    return body, conversation
+
+
+async def _answer_chat(
+    body: dict[str, Any], reply: ChatReply, respond: Responder, call_id: str
+) -> None:
+    """A chat completion, under the model name the agent asked for, streamed if it asked."""
+    model = str(body.get("model") or reply.model)
+    if body.get("stream"):
+        await respond.start(200, {"Content-Type": "text/event-stream"})
+        for event in wire.stream_events(reply, model, call_id):
+            await respond.chunk(event)
+        await respond.end()
+    else:
+        await respond.send(200, wire.completion(reply, model, call_id))
 
 
 @dataclass
@@ -203,6 +237,8 @@ async def serve_bridge(
         yield BridgeSession(bridge, _environment(base, bridge.token), prefix)
     finally:
         await server.close()
+        if bridge.http is not None:
+            await bridge.http.aclose()
         socket_path.unlink(missing_ok=True)
 
 

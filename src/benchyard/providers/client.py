@@ -127,10 +127,10 @@ class ProviderClient:
                         else f"gave up after {provider.max_retries} retries"
                     )
                     raise AttemptFailure(
-                        FailureKind.PROVIDER_UNAVAILABLE, f"{self._who()}: {fault} ({why})"
+                        FailureKind.PROVIDER_UNAVAILABLE, f"{self.who()}: {fault} ({why})"
                     ) from None
-                delay = self._delay(fault, try_number)
-                sink.append(self._retry_event(fault, try_number, delay))
+                delay = self.retry_delay(fault, try_number)
+                sink.append(self.retry_event(fault, try_number, delay))
                 watch.state, watch.last_fault = "backoff", str(fault)
                 await asyncio.sleep(delay)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -140,7 +140,7 @@ class ProviderClient:
             await self._pools.aclose()
             self._pools = None
 
-    def _who(self) -> str:
+    def who(self) -> str:
         return f"{self.source} {self.config.model} at {self.config.provider.shown_url()}"
 
     def _body(
@@ -167,17 +167,17 @@ class ProviderClient:
             body["max_tokens"] = config.max_tokens
         return {**body, **config.extra_body, **(overrides or {})}
 
-    def _delay(self, fault: RetryableError, try_number: int) -> float:
+    def retry_delay(self, fault: RetryableError, try_number: int) -> float:
         provider = self.config.provider
         if fault.retry_after_sec is not None:
             return min(fault.retry_after_sec, provider.max_retry_after_sec)
         return backoff_delay(provider.retry_backoff_sec, try_number)
 
-    def _retry_event(self, fault: RetryableError, try_number: int, delay: float) -> Event:
+    def retry_event(self, fault: RetryableError, try_number: int, delay: float) -> Event:
         return Event(
             kind="log",
             role=self.source,
-            content=f"{self._who()}: {fault}; retry {try_number} of "
+            content=f"{self.who()}: {fault}; retry {try_number} of "
             f"{self.config.provider.max_retries} in {delay:.2f} s",
             data={
                 "source": "provider",
@@ -192,21 +192,21 @@ class ProviderClient:
         """The connection pools of the running event loop."""
         loop = asyncio.get_running_loop()
         if self._pools is None or self._pools.loop is not loop:
-            self._pools = _Pools.open(self.config.provider, self._headers(), loop)
+            self._pools = _Pools.open(self.config.provider, self.request_headers(), loop)
         return self._pools
 
-    def _headers(self) -> dict[str, str]:
+    def request_headers(self) -> dict[str, str]:
         provider = self.config.provider
         try:
             headers = {**provider.headers, **provider.environment_headers()}
         except ProviderConfigError as error:
-            raise AttemptFailure(FailureKind.PROVIDER_REJECTED, f"{self._who()}: {error}") from None
+            raise AttemptFailure(FailureKind.PROVIDER_REJECTED, f"{self.who()}: {error}") from None
         if provider.api_key_env:
             key = os.environ.get(provider.api_key_env)
             if not key:
                 raise AttemptFailure(
                     FailureKind.PROVIDER_REJECTED,
-                    f"{self._who()}: the environment variable {provider.api_key_env} "
+                    f"{self.who()}: the environment variable {provider.api_key_env} "
                     "(api_key_env) is not set",
                 )
             headers["Authorization"] = f"Bearer {key}"
@@ -232,7 +232,7 @@ class ProviderClient:
                     f"no complete reply within {deadline:g} s (request_timeout_sec)"
                 ) from None
             except httpx.TransportError as error:
-                raise RetryableError(_transport_message(error)) from None
+                raise RetryableError(transport_message(error)) from None
             except MalformedReply as error:
                 raise RetryableError(f"malformed reply: {error}") from None
         watch.progress.set()
@@ -242,7 +242,7 @@ class ProviderClient:
 
     async def _whole(self, http: httpx.AsyncClient, body: dict[str, Any]) -> ChatReply:
         response = await http.post("chat/completions", json=body)
-        _raise_for_status(response.status_code, response.headers, response.text, self._who())
+        raise_for_status(response.status_code, response.headers, response.text, self.who())
         try:
             parsed = response.json()
         except (ValueError, RecursionError):
@@ -266,7 +266,7 @@ class ProviderClient:
         async with http.stream("POST", "chat/completions", json=body, extensions=trace) as response:
             if response.status_code >= 400:
                 text = (await response.aread()).decode("utf-8", errors="replace")
-                _raise_for_status(response.status_code, response.headers, text, self._who())
+                raise_for_status(response.status_code, response.headers, text, self.who())
             try:
                 async for line in response.aiter_lines():
                     assembler.got_token = False  # did this line bring tokens? (progress)
@@ -276,7 +276,7 @@ class ProviderClient:
             except httpx.TransportError as error:
                 raise RetryableError(
                     f"the stream broke off before the reply was complete (truncated): "
-                    f"{_transport_message(error)}"
+                    f"{transport_message(error)}"
                 ) from None
         if not assembler.complete:
             raise RetryableError("the stream ended before the reply was complete (truncated)")
@@ -362,7 +362,7 @@ def _time_token(assembler: StreamAssembler, elapsed: float) -> None:
     reply.token_chunks += 1
 
 
-def _raise_for_status(status: int, headers: Any, text: str, who: str) -> None:
+def raise_for_status(status: int, headers: Any, text: str, who: str) -> None:
     """Raise for an HTTP error: retried (408, 409, 425, 429, 5xx) or refused (any other 4xx). The
     body's excerpt is kept, with configured secrets scrubbed (servers echo keys in errors)."""
     if status < 400:
@@ -389,7 +389,7 @@ def _retry_after(value: str | None) -> float | None:
     return max(0.0, moment.timestamp() - time.time())
 
 
-def _transport_message(error: Exception) -> str:
+def transport_message(error: Exception) -> str:
     kind = type(error).__name__
     detail = str(error) or "no detail"
     return f"connection error ({kind}: {detail})"

@@ -91,11 +91,17 @@ def _project(work: Path, url: str, agent: Path, **bridge: Any) -> None:
 
 
 def _attempt(
-    cli: Cli, store: Store, tmp_path: Path, llm: FakeLLM, *args: str, **bridge: Any
+    cli: Cli,
+    store: Store,
+    tmp_path: Path,
+    llm: FakeLLM,
+    *args: str,
+    source: str = AGENT,
+    **bridge: Any,
 ) -> AttemptRecord:
     agent_dir = tmp_path / "agent"
     agent_dir.mkdir()
-    (agent_dir / "agent.py").write_text(AGENT, encoding="utf-8")
+    (agent_dir / "agent.py").write_text(source, encoding="utf-8")
     _project(cli.cwd, llm.url, agent_dir / "agent.py", **bridge)
     bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
     result = cli("run", str(bench), "--agent", "bridged", "--retries", "0", "-q", *args)
@@ -169,3 +175,58 @@ def test_max_turns_stops_the_agent_live(
     assert attempt.failure_kind == "max_turns"
     assert "stopped live by the model bridge" in (attempt.cause or "")
     assert len(requests) == len(_bridged(attempt)) == 3
+
+
+def test_a_call_in_flight_at_the_timeout_is_recorded_as_cut(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    script = {"replies": [SCRIPT["replies"][0], {"match": "tool result", "delay_sec": 60}]}
+    with FakeLLM(script) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, "--timeout", "8")
+    assert attempt.verdict == "timeout", attempt.cause
+    cut = [e for e in attempt.trajectory or [] if e.data and e.data.get("cut")]
+    assert len(cut) == 1 and "model call 2 cut" in cut[0].content
+    assert len(_bridged(attempt)) == 1
+
+
+# Anthropic Messages, streamed (the key as x-api-key), then the Responses API, whole.
+OTHER_APIS = r"""
+import json, os, urllib.request
+
+def post(url, body, headers):
+    request = urllib.request.Request(url, json.dumps(body).encode(), {
+        "Content-Type": "application/json", **headers})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read().decode()
+
+question = open(os.environ["BENCHYARD_INSTRUCTION_FILE"]).read()
+streamed = post(os.environ["ANTHROPIC_BASE_URL"] + "/v1/messages", {
+    "model": "claude-whatever", "max_tokens": 100, "stream": True,
+    "messages": [{"role": "user", "content": question}]},
+    {"x-api-key": os.environ["ANTHROPIC_API_KEY"], "anthropic-version": "2023-06-01"})
+assert "tool_use" in streamed, streamed
+whole = json.loads(post(os.environ["OPENAI_BASE_URL"] + "/responses", {
+    "model": "gpt-whatever", "input": "tool result 0"},
+    {"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]}))
+print("".join(part["text"] for item in whole["output"] if item["type"] == "message"
+              for part in item["content"]))
+"""
+
+
+def test_responses_and_messages_pass_through_and_are_recorded(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    with FakeLLM(SCRIPT) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, source=OTHER_APIS)
+        apis, headers = list(llm.apis), list(llm.headers)
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    assert [str(api) for api in apis] == ["messages", "responses"]
+    assert headers[0]["x-api-key"] == REAL_KEY and headers[0]["anthropic-version"] == "2023-06-01"
+    calls = _bridged(attempt)
+    assert [e.data["api"] for e in calls] == ["messages", "responses"]
+    assert calls[0].data["tool_calls"][0]["name"] == "lookup"
+    assert calls[0].ttft_sec is not None and calls[1].content == "ok"
+    for event in calls:
+        assert event.tokens_in and event.tokens_out and event.cost_usd
