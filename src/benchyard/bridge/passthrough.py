@@ -18,6 +18,7 @@ from benchyard.providers.client import RetryableError, raise_for_status, transpo
 from benchyard.providers.replies import ChatReply, ModelToolCall
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import believable_count
+from benchyard.secrets import REDACTED as REDACTED_TEXT
 
 if TYPE_CHECKING:
     import httpx
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
 APIS = {"/responses": "responses", "/messages": "messages"}
 FORWARDED = ("content-type", "accept", "anthropic-version", "anthropic-beta", "openai-beta")
 PARSE_CAP_BYTES = 16 * 1024 * 1024  # of a reply, read for the record (the agent gets it all)
+REDACTED = REDACTED_TEXT.encode()
 
 
 @dataclass
@@ -101,13 +103,13 @@ async def _try(
                 raise_for_status(response.status_code, response.headers, text, client.who())
             kind = response.headers.get("content-type", "application/json")
             await respond.start(response.status_code, {"Content-Type": kind})
+            scrubber = KeyScrubber(client.config.provider.secret_values())
             async for data in response.aiter_bytes():  # decoded: no encoding passed on
                 if call.reply.ttft_sec is None:
                     call.reply.ttft_sec = time.perf_counter() - clock
                 call.answered = True
-                await respond.chunk(data)
-                if len(call.body) < PARSE_CAP_BYTES:
-                    call.body += data
+                await _pass_on(scrubber.feed(data), respond, call)
+            await _pass_on(scrubber.flush(), respond, call)
             await respond.end()
     except TimeoutError:
         raise RetryableError("no complete reply within the request_timeout_sec") from None
@@ -117,6 +119,38 @@ async def _try(
     call.reply.latency_sec = time.perf_counter() - clock
     if not body.get("stream"):
         call.reply.ttft_sec = None  # a whole reply: no first token to time
+
+
+async def _pass_on(data: bytes, respond: Responder, call: Forwarded) -> None:
+    await respond.chunk(data)
+    if len(call.body) < PARSE_CAP_BYTES:
+        call.body += data
+
+
+class KeyScrubber:
+    """The provider's secrets replaced in a reply passed through in pieces (a server that echoes
+    a request's headers would hand the agent the key): the last bytes of each piece, which could
+    begin a secret, are held back until the next."""
+
+    def __init__(self, secrets: list[str | None]) -> None:
+        self.secrets = [secret.encode() for secret in secrets if secret]
+        self.keep = max((len(secret) for secret in self.secrets), default=1) - 1
+        self.held = b""
+
+    def feed(self, data: bytes) -> bytes:
+        data = self.scrub(self.held + data)
+        cut = max(len(data) - self.keep, 0)
+        self.held = data[cut:]
+        return data[:cut]
+
+    def flush(self) -> bytes:
+        data, self.held = self.held, b""
+        return data
+
+    def scrub(self, data: bytes) -> bytes:
+        for secret in self.secrets:
+            data = data.replace(secret, REDACTED)
+        return data
 
 
 def _read_reply(api: str, data: bytes, reply: ChatReply) -> None:

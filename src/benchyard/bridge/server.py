@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -32,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.tool_server import let_the_sandbox_connect
 from benchyard.bridge import wire
-from benchyard.bridge.passthrough import APIS, forward
+from benchyard.bridge.passthrough import APIS, KeyScrubber, forward
 from benchyard.providers.client import CallWatch, ProviderClient
 from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
 from benchyard.providers.replies import ChatReply
@@ -122,7 +123,10 @@ class Bridge:
         event.data.update(call=number, api=API_NAMES[path], request_messages=new)
         self.trajectory.append(event)
         if path == CHAT:
-            await _answer_chat(body, reply, respond, f"chatcmpl-{number}")
+            secrets_sent = self.client.config.provider.secret_values()
+            await _answer_chat(
+                body, reply, respond, f"chatcmpl-{number}", KeyScrubber(secrets_sent)
+            )
 
     def _new_messages(self, conversation: list[Any]) -> list[Any]:
         """The messages of a request not in the previous one's (all of them when it is shorter)."""
@@ -194,17 +198,19 @@ def _read_request(path: str, request: Request) -> tuple[Any, Any]:
 
 
 async def _answer_chat(
-    body: dict[str, Any], reply: ChatReply, respond: Responder, call_id: str
+    body: dict[str, Any], reply: ChatReply, respond: Responder, call_id: str, scrubber: KeyScrubber
 ) -> None:
-    """A chat completion, under the model name the agent asked for, streamed if it asked."""
+    """A chat completion, under the model name the agent asked for, streamed if it asked; the
+    provider's secrets scrubbed (a server that echoes a request's headers would give the key)."""
     model = str(body.get("model") or reply.model)
     if body.get("stream"):
         await respond.start(200, {"Content-Type": "text/event-stream"})
         for event in wire.stream_events(reply, model, call_id):
-            await respond.chunk(event)
+            await respond.chunk(scrubber.scrub(event))
         await respond.end()
     else:
-        await respond.send(200, wire.completion(reply, model, call_id))
+        whole = json.dumps(wire.completion(reply, model, call_id)).encode()
+        await respond.send(200, scrubber.scrub(whole), {"Content-Type": "application/json"})
 
 
 @dataclass

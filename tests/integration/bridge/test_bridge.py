@@ -230,3 +230,34 @@ def test_responses_and_messages_pass_through_and_are_recorded(
     assert calls[0].ttft_sec is not None and calls[1].content == "ok"
     for event in calls:
         assert event.tokens_in and event.tokens_out and event.cost_usd
+
+
+# The raw bodies of a chat completion and a Responses reply, base64 to stderr (past scrubbing).
+RAW_BODIES = r"""
+import base64, json, os, sys, urllib.request
+
+def post(path, body):
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + path, json.dumps(body).encode(),
+        {"Content-Type": "application/json", "Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return response.read()
+
+raw = post("/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+raw += post("/responses", {"model": "m", "input": "hi"})
+sys.stderr.write("RAW:" + base64.b64encode(raw).decode() + "\n")
+print("ok")
+"""
+
+
+def test_a_provider_that_echoes_the_key_hands_the_agent_none_of_it(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    echoing = {"default": {"content": "ok", "echo_headers": True}}
+    with FakeLLM(echoing) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, source=RAW_BODIES)
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    encoded = next(line for line in (attempt.stderr or "").splitlines() if line.startswith("RAW:"))
+    raw = base64.b64decode(encoded[4:]).decode()
+    assert REAL_KEY not in raw
+    assert raw.count("[redacted]") >= 2  # the echo was there, and scrubbed in both replies
