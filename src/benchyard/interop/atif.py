@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from benchyard import __version__
-from benchyard.interop.source import RunSource, agent_events, check_rows, iso
+from benchyard.interop.source import RunSource, agent_events, call_arguments, check_rows, iso
 from benchyard.runner.trajectory import Event
 from benchyard.store.records import AttemptRecord, RunRecord
 
@@ -161,7 +161,7 @@ class _Steps:
         call = {
             "tool_call_id": call_id,
             "function_name": str(name or ""),
-            "arguments": _arguments(arguments),
+            "arguments": call_arguments(arguments),
         }
         step.setdefault("tool_calls", []).append(call)
         self.owners[call_id] = (step, call_id)
@@ -175,17 +175,6 @@ class _Steps:
             result = {"content": event.content}
         if owner is not None:
             owner.setdefault("observation", {"results": []})["results"].append(result)
-
-
-def _arguments(arguments: Any) -> dict[str, Any]:
-    """A call's arguments as an object: as given, or the model's JSON text read ({} when it is
-    not an object)."""
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except (ValueError, RecursionError):
-            return {}
-    return arguments if isinstance(arguments, dict) else {}
 
 
 def _metrics(tokens_in: int | None, tokens_out: int | None, cost: float | None) -> dict[str, Any]:

@@ -4,10 +4,11 @@ and scores read back as a benchyard run.
 
 Export: the benchmark is the task (its version the task version), the agent the model
 (`benchyard/<agent>`), each final attempt a sample (scenario id and epoch) with the conversation
-from its trajectory, the answer as the output, and one score, `benchyard`: `C` (passed) or `I`
-(failed or timed out; a timeout also carries a time limit), with the cause and the checks in its
-metadata. An attempt that ended in an error has no score and carries the error, as Inspect marks
-samples that errored.
+from its trajectory, its transcript events (interop/inspect_events.py: model calls, tool calls,
+scores; what `inspect view` shows in the Transcript tab), the answer as the output, and one
+score, `benchyard`: `C` (passed) or `I` (failed or timed out; a timeout also carries a time
+limit), with the cause and the checks in its metadata. An attempt that ended in an error has no
+score and carries the error, as Inspect marks samples that errored.
 
 Import: each sample becomes an attempt of the same id and epoch, graded by one scorer (the first,
 or `scorer`): `C` or true or a number at or above `pass_threshold` passes; `I`, `N`, false or a
@@ -33,7 +34,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchyard.errors import BenchyardError
-from benchyard.interop.source import RunSource, agent_events, check_rows, iso
+from benchyard.interop.inspect_events import Outcome, transcript
+from benchyard.interop.source import RunSource, check_rows, iso
 from benchyard.runner.trajectory import Event
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.source_files import JsonRefused, json_error_line, json_problem, load_json
@@ -158,13 +160,14 @@ def to_eval_log(source: RunSource) -> dict[str, Any]:
 
 def _sample(source: RunSource, attempt: AttemptRecord, model: str) -> dict[str, Any]:
     answer = attempt.answer or ""
-    messages = _messages(attempt)
+    outcome = _outcome(attempt, answer, source.target(attempt))
+    told = transcript(source, attempt, model, outcome)
     sample: dict[str, Any] = {
         "id": attempt.scenario_id,
         "epoch": attempt.epoch,
         "input": source.input_text(attempt),
-        "target": source.target(attempt),
-        "messages": messages,
+        "target": outcome.target,
+        "messages": told.messages,
         "output": {
             "model": model,
             "choices": [
@@ -188,6 +191,8 @@ def _sample(source: RunSource, attempt: AttemptRecord, model: str) -> dict[str, 
             "try_number": attempt.try_number,
             "turns": attempt.turns,
         },
+        "events": told.events,
+        "events_data": {"messages": told.messages, "calls": []},
         "model_usage": {
             model: {
                 "input_tokens": attempt.tokens_in,
@@ -202,65 +207,32 @@ def _sample(source: RunSource, attempt: AttemptRecord, model: str) -> dict[str, 
         "working_time": attempt.duration_sec,
         "uuid": attempt.id,
     }
-    if attempt.verdict == "error":
-        sample["error"] = {
-            "message": attempt.cause or "error",
-            "traceback": "",
-            "traceback_ansi": "",
-        }
-        return sample
-    sample["scores"] = {
-        SCORER: {
-            "value": "C" if attempt.verdict == "passed" else "I",
-            "answer": answer,
-            "explanation": attempt.cause or attempt.verdict,
-            "metadata": {
-                "verdict": attempt.verdict,
-                "score": attempt.score,
-                "checks": check_rows(attempt),
-            },
-        }
-    }
+    if outcome.error is not None:
+        sample["error"] = outcome.error
+    if outcome.scores is not None:
+        sample["scores"] = outcome.scores
     if attempt.verdict == "timeout":
         sample["limit"] = {"type": "time", "limit": attempt.duration_sec}
     return sample
 
 
-def _messages(attempt: AttemptRecord) -> list[dict[str, Any]]:
-    """The conversation: messages, and the tool calls benchyard observed with their results."""
-    messages: list[dict[str, Any]] = []
-    for event in agent_events(attempt):
-        data = event.data or {}
-        if event.kind == "message" and event.role in ("system", "user", "assistant"):
-            message: dict[str, Any] = {"role": event.role, "content": event.content}
-            if event.role == "assistant":
-                message["source"] = "generate"
-            messages.append(message)
-        elif event.kind == "tool_call" and "tool" in data:
-            call: dict[str, Any] = {
-                "id": str(data.get("call_id", "")),
-                "function": str(data["tool"]),
-                "arguments": data.get("arguments")
-                if isinstance(data.get("arguments"), dict)
-                else {},
-                "type": "function",
-            }
-            last = messages[-1] if messages else None
-            if last is None or last["role"] != "assistant":
-                last = {"role": "assistant", "content": "", "source": "generate"}
-                messages.append(last)
-            last.setdefault("tool_calls", []).append(call)
-        elif event.kind == "tool_result" and "tool" in data:
-            result: dict[str, Any] = {
-                "role": "tool",
-                "content": event.content,
-                "tool_call_id": str(data.get("call_id", "")),
-                "function": str(data["tool"]),
-            }
-            if data.get("error"):
-                result["error"] = {"type": "unknown", "message": event.content[:1000]}
-            messages.append(result)
-    return messages
+def _outcome(attempt: AttemptRecord, answer: str, target: str) -> Outcome:
+    """An attempt that ended in an error has no score and carries the error (as Inspect marks
+    samples that errored); any other has the `benchyard` score."""
+    if attempt.verdict == "error":
+        error = {"message": attempt.cause or "error", "traceback": "", "traceback_ansi": ""}
+        return Outcome(None, error, target)
+    score = {
+        "value": "C" if attempt.verdict == "passed" else "I",
+        "answer": answer,
+        "explanation": attempt.cause or attempt.verdict,
+        "metadata": {
+            "verdict": attempt.verdict,
+            "score": attempt.score,
+            "checks": check_rows(attempt),
+        },
+    }
+    return Outcome({SCORER: score}, None, target)
 
 
 def write_eval_log(source: RunSource, path: Path) -> Path:

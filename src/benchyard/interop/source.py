@@ -3,6 +3,7 @@ scenarios of its benchmark when the benchmark still loads (for the input and the
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -78,6 +79,17 @@ def iso(moment: datetime | float | None) -> str | None:
     if isinstance(moment, int | float):
         moment = datetime.fromtimestamp(moment, UTC)
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def call_arguments(arguments: Any) -> dict[str, Any]:
+    """A tool call's arguments as an object: as given, or the model's JSON text read ({} when it
+    is not an object)."""
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            return {}
+    return arguments if isinstance(arguments, dict) else {}
 
 
 def check_rows(attempt: AttemptRecord) -> list[dict[str, Any]]:
