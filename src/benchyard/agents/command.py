@@ -213,8 +213,10 @@ class CommandAgent:
             trajectory_offset = read_agent_events(
                 files["trajectory"], trajectory_offset, result.trajectory, self.config.prices
             )
-            if bridge and bridge.bridge.failure:
-                failure = bridge.bridge.failure
+            failure = bridge.bridge.failure if bridge else None
+            if bridge and outcome is not None and outcome.timed_out and failure is None:
+                failure = bridge.bridge.provider_fault_at_deadline(task.timeout_sec)
+            if failure is not None:
                 failure.partial = result
                 raise failure
             assert outcome is not None

@@ -68,6 +68,7 @@ class Bridge:
     failure: AttemptFailure | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     http: httpx.AsyncClient | None = None
+    watches: list[CallWatch] = field(default_factory=list)  # the chat calls in flight
     _messages_seen: int = 0
 
     async def handle(self, request: Request, respond: Responder) -> None:
@@ -103,9 +104,12 @@ class Bridge:
         try:
             if path == CHAT:
                 watch = CallWatch()
-                reply = await self.client.complete(
-                    self._provider_body(body), self.trajectory, watch
-                )
+                self.watches.append(watch)
+                try:
+                    sent = self._provider_body(body)
+                    reply = await self.client.complete(sent, self.trajectory, watch)
+                finally:
+                    self.watches.remove(watch)
             else:
                 reply = await forward(self.client, self._http(), path, request, respond)
         except AttemptFailure as failure:
@@ -127,6 +131,25 @@ class Bridge:
             await _answer_chat(
                 body, reply, respond, f"chatcmpl-{number}", KeyScrubber(secrets_sent)
             )
+
+    def provider_fault_at_deadline(self, timeout_sec: float) -> AttemptFailure | None:
+        """When the attempt's time ran out while a call of its was waiting on the provider (to
+        retry after a fault, or for a request slot), the provider's fault, as for the `openai`
+        agent: an uncounted error, not the agent's timeout."""
+        for watch in self.watches:
+            if watch.state == "backoff":
+                return AttemptFailure(
+                    FailureKind.PROVIDER_UNAVAILABLE,
+                    f"the provider was failing when the attempt's {timeout_sec:g} s ran out: "
+                    f"{watch.last_fault}",
+                )
+            if watch.state == "queued":
+                return AttemptFailure(
+                    FailureKind.PROVIDER_UNAVAILABLE,
+                    "still waiting for a request slot of the provider (max_concurrent) when the "
+                    f"attempt's {timeout_sec:g} s ran out",
+                )
+        return None
 
     def _new_messages(self, conversation: list[Any]) -> list[Any]:
         """The messages of a request not in the previous one's (all of them when it is shorter)."""

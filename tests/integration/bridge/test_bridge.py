@@ -261,3 +261,16 @@ def test_a_provider_that_echoes_the_key_hands_the_agent_none_of_it(
     raw = base64.b64decode(encoded[4:]).decode()
     assert REAL_KEY not in raw
     assert raw.count("[redacted]") >= 2  # the echo was there, and scrubbed in both replies
+
+
+def test_a_provider_still_failing_at_the_timeout_is_its_fault_not_the_agents(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    # The second call gets a 429 that asks for a minute's wait: the time runs out meanwhile.
+    slow = {"match": "tool result", "status": 429, "retry_after_sec": 60}
+    with FakeLLM({"replies": [SCRIPT["replies"][0], slow]}) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, "--timeout", "8")
+    assert attempt.verdict == "error", attempt.cause
+    assert attempt.failure_kind == "provider_unavailable"
+    assert "the provider was failing" in (attempt.cause or "") and "429" in (attempt.cause or "")
