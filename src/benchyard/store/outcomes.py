@@ -12,7 +12,7 @@ from sqlalchemy import Select, case, func, select
 
 from benchyard.store.browse import COUNTED
 from benchyard.store.schema import attempts
-from benchyard.store.store import STREAM_CHUNK, Store
+from benchyard.store.store import Store
 
 Key = tuple[str, int]  # (scenario, epoch)
 
@@ -36,7 +36,7 @@ def final_outcomes(store: Store, run_ids: Sequence[str]) -> dict[Key, Outcome]:
     found: dict[Key, Outcome] = {}
     with store.engine.connect() as connection:
         for run_id in run_ids:  # row by row: never the run's rows and its outcomes both at once
-            rows = connection.execution_options(yield_per=STREAM_CHUNK).execute(_query(run_id))
+            rows = connection.execute(_query(run_id))
             found.update({(o.scenario_id, o.epoch): o for o in map(_outcome, rows)})
     return found
 
@@ -45,8 +45,10 @@ def _outcome(row: Sequence[Any]) -> Outcome:
     """An outcome whose strings are shared with every other outcome's that holds the same: the
     category and verdict repeated on every row, the scenario in every run compared (two runs of
     100,000 attempts kept 400,000 copies)."""
-    scenario, epoch, category, verdict, *rest = row
-    return Outcome(sys.intern(scenario), epoch, sys.intern(category), sys.intern(verdict), *rest)
+    intern = sys.intern
+    return Outcome(
+        intern(row[0]), row[1], intern(row[2]), intern(row[3]), row[4], row[5], row[6], row[7]
+    )
 
 
 def _query(
