@@ -35,7 +35,9 @@ def test_a_plugin_registers_through_its_entry_point(monkeypatch: pytest.MonkeyPa
 
     from benchyard.importers import registry
 
-    plugin = EntryPoint("toy", "benchyard.formats.gsm8k.importer:IMPORTER", registry.ENTRY_POINT_GROUP)
+    plugin = EntryPoint(
+        "toy", "benchyard.formats.gsm8k.importer:IMPORTER", registry.ENTRY_POINT_GROUP
+    )
     monkeypatch.setattr(registry, "entry_points", lambda group: [plugin])
     monkeypatch.setattr(registry, "_loaded", {})
     assert "toy" in registry.format_names()
