@@ -66,7 +66,7 @@ async def forward(
                 ) from None
             await asyncio.sleep(client.retry_delay(fault, try_number))
             continue
-        _read_reply(APIS[path], bytes(call.body), call.reply)
+        read_reply(APIS[path], bytes(call.body), call.reply)
         if client.config.price is not None:
             call.reply.cost_usd = client.config.price.cost_usd(
                 call.reply.tokens_in, call.reply.tokens_out
@@ -153,7 +153,7 @@ class KeyScrubber:
         return data
 
 
-def _read_reply(api: str, data: bytes, reply: ChatReply) -> None:
+def read_reply(api: str, data: bytes, reply: ChatReply) -> None:
     """What the record keeps of a reply: a whole JSON document, or the events of a stream."""
     text = data.decode("utf-8", errors="replace")
     documents: list[Any] = []
