@@ -111,6 +111,17 @@ def _attempt(
     return attempt
 
 
+def _docker_works() -> bool:
+    from benchyard.sandbox.base import SandboxUnavailable
+    from benchyard.sandbox.registry import SandboxOptions, build_sandbox
+
+    try:
+        build_sandbox("docker", SandboxOptions())
+    except SandboxUnavailable:
+        return False
+    return True
+
+
 def _bridged(attempt: AttemptRecord) -> list[Any]:
     return [
         e
@@ -119,12 +130,15 @@ def _bridged(attempt: AttemptRecord) -> list[Any]:
     ]
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
 def test_an_agent_reaches_its_model_only_through_the_bridge(
-    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
+    if sandbox == "docker" and not _docker_works():
+        pytest.skip("no docker engine answers")
     monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
     with FakeLLM(SCRIPT) as llm:
-        attempt = _attempt(cli, store, tmp_path, llm)
+        attempt = _attempt(cli, store, tmp_path, llm, "--sandbox", sandbox)
         requests, headers = list(llm.requests), list(llm.headers)
     assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
     calls = _bridged(attempt)
