@@ -122,9 +122,9 @@ class Bridge:
             cut = f"model call {number} cut: the attempt ended while it was in flight"
             self.trajectory.append(self._note("error", cut, cut=True))
             raise
-        event = reply.to_event(source=SOURCE)
+        event = reply.to_event()  # a model call benchyard observed, as the openai agent's are
         assert event.data is not None
-        event.data.update(call=number, api=API_NAMES[path], request_messages=new)
+        event.data.update(via=SOURCE, call=number, api=API_NAMES[path], request_messages=new)
         self.trajectory.append(event)
         if path == CHAT:
             secrets_sent = self.client.config.provider.secret_values()

@@ -126,7 +126,7 @@ def _bridged(attempt: AttemptRecord) -> list[Any]:
     return [
         e
         for e in attempt.trajectory or []
-        if e.data and e.data.get("source") == "bridge" and e.kind == "message"
+        if e.data and e.data.get("via") == "bridge" and e.data.get("source") == "model"
     ]
 
 
