@@ -4,11 +4,12 @@ sample's Transcript tab, in the schema of `inspect_ai.event` (0.3.285):
 - an `init` span holding `sample_init` (the scenario id, input and target);
 - a `solvers` span holding, in the trajectory's order, a `model` event for each model call (the
   openai agent's, the model bridge's, those a command agent reported: the conversation before it
-  as input, its answer, reasoning and tool calls as output, its tokens and cost as usage, its
-  start, latency and end), a `tool` event for each tool call benchyard served or the agent
-  reported (its name, arguments and result; a call the model asked for keeps the model's id), an
-  `info` event for the agent's final answer where no model call gave it, and for each note and
-  error of the harness, the provider or the agent;
+  as input, the scenario's tools for the openai agent's calls, its answer, reasoning and tool
+  calls as output, its tokens and cost as usage, its start, latency and end), a `tool` event
+  for each tool call benchyard served or the agent reported (its name, arguments and result; a
+  call the model asked for keeps the model's id), an `info` event for the agent's final answer
+  where no model call gave it, and for each note and error of the harness, the provider or the
+  agent;
 - a `sample_limit` event (time) when the attempt timed out, an `error` event when it ended in an
   error that is not the agent's fault;
 - a `scorers` span holding a `score` event per check and the `benchyard` score.
@@ -35,6 +36,20 @@ STOP_REASONS = {
 }
 """OpenAI's finish reasons as Inspect's stop reasons (any other is `unknown`)."""
 TOOL_CHOICES = {"auto": "auto", "required": "any", "none": "none"}
+JSON_TYPES = ("string", "integer", "number", "boolean", "array", "object", "null")
+SCHEMA_WORDS: dict[str, type | tuple[type, ...]] = {
+    "format": str,
+    "description": str,
+    "pattern": str,
+    "minLength": int,
+    "maxLength": int,
+    "minimum": (int, float),
+    "maximum": (int, float),
+    "enum": list,
+    "examples": list,
+}
+"""The words of a JSON Schema that Inspect's `JSONSchema` reads besides its nested schemas, and
+their types (a schema with another shape would make the whole log unreadable by Inspect)."""
 ERROR_EXCERPT_CHARS = 1000
 
 
@@ -53,10 +68,22 @@ class Outcome:
     target: str
 
 
+def offered_tools(source: RunSource) -> dict[str, list[dict[str, Any]]]:
+    """The tools the `openai` agent offers its model, as Inspect's ToolInfo, by scenario id."""
+    return {
+        scenario_id: [_tool_info(function) for function in functions]
+        for scenario_id, functions in source.tools().items()
+    }
+
+
 def transcript(
-    source: RunSource, attempt: AttemptRecord, model: str, outcome: Outcome
+    source: RunSource,
+    attempt: AttemptRecord,
+    model: str,
+    outcome: Outcome,
+    offered: list[dict[str, Any]],
 ) -> Transcript:
-    built = _Builder(source, attempt, model)
+    built = _Builder(source, attempt, model, offered=offered)
     for event in agent_events(attempt):
         built.add(event)
     init = {
@@ -88,6 +115,7 @@ class _Builder:
     asked: list[dict[str, Any]] = field(default_factory=list)  # the last model call's, unserved
     open_calls: dict[str, dict[str, Any]] = field(default_factory=dict)  # tool events by call id
     call_ids: dict[str, str] = field(default_factory=dict)  # a served call's id: the model's
+    offered: list[dict[str, Any]] = field(default_factory=list)  # the openai agent's tools
 
     def add(self, event: Event) -> None:
         data = event.data or {}
@@ -208,7 +236,7 @@ class _Builder:
             "model": model,
             "input": [],
             "input_refs": [[0, before]],
-            "tools": [],
+            "tools": self.offered if data.get("source") == "model" else [],
             "tool_choice": self._tool_choice(),
             "config": {},
             "output": output,
@@ -368,3 +396,45 @@ def _usage(event: Event, data: dict[str, Any]) -> dict[str, Any]:
     if event.cost_usd is not None:
         usage["total_cost"] = event.cost_usd
     return usage
+
+
+def _tool_info(function: dict[str, Any]) -> dict[str, Any]:
+    """A tool offered to the model, as Inspect's ToolInfo."""
+    parameters = _schema(function.get("parameters"))
+    parameters["type"] = "object"
+    return {
+        "name": str(function.get("name") or ""),
+        "description": str(function.get("description") or ""),
+        "parameters": parameters,
+    }
+
+
+def _schema(raw: Any) -> dict[str, Any]:
+    """A JSON Schema as far as Inspect's `JSONSchema` reads it: its words of the right shape,
+    nested schemas that are objects (not booleans, not the list form of `items`)."""
+    if not isinstance(raw, dict):
+        return {}
+    kept = {
+        word: value
+        for word, value in raw.items()
+        if word in SCHEMA_WORDS
+        and isinstance(value, SCHEMA_WORDS[word])
+        and not isinstance(value, bool)
+    }
+    kind = raw.get("type")
+    if kind in JSON_TYPES or (isinstance(kind, list) and all(k in JSON_TYPES for k in kind)):
+        kept["type"] = kind
+    if "default" in raw:
+        kept["default"] = raw["default"]
+    if isinstance(raw.get("required"), list):
+        kept["required"] = [name for name in raw["required"] if isinstance(name, str)]
+    if isinstance(raw.get("items"), dict):
+        kept["items"] = _schema(raw["items"])
+    if isinstance(raw.get("properties"), dict):
+        kept["properties"] = {str(name): _schema(s) for name, s in raw["properties"].items()}
+    if isinstance(raw.get("anyOf"), list):
+        kept["anyOf"] = [_schema(schema) for schema in raw["anyOf"]]
+    extra = raw.get("additionalProperties")
+    if isinstance(extra, bool | dict):
+        kept["additionalProperties"] = extra if isinstance(extra, bool) else _schema(extra)
+    return kept

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from benchyard.errors import BenchyardError
-from benchyard.interop.inspect_events import Outcome, transcript
+from benchyard.interop.inspect_events import Outcome, offered_tools, transcript
 from benchyard.interop.source import RunSource, check_rows, iso
 from benchyard.runner.trajectory import Event
 from benchyard.spec.loader import Benchmark
@@ -65,7 +65,11 @@ class ImportRefused(BenchyardError):
 def to_eval_log(source: RunSource) -> dict[str, Any]:
     run = source.run
     model = f"benchyard/{run.agent_name}"
-    samples = [_sample(source, attempt, model) for attempt in source.attempts]
+    offered = offered_tools(source)
+    samples = [
+        _sample(source, attempt, model, offered.get(attempt.scenario_id, []))
+        for attempt in source.attempts
+    ]
     scored = [s for s in samples if "scores" in s]
     correct = sum(1 for s in scored if s["scores"][SCORER]["value"] == "C")
     accuracy = correct / len(scored) if scored else 0.0
@@ -158,10 +162,12 @@ def to_eval_log(source: RunSource) -> dict[str, Any]:
     return log
 
 
-def _sample(source: RunSource, attempt: AttemptRecord, model: str) -> dict[str, Any]:
+def _sample(
+    source: RunSource, attempt: AttemptRecord, model: str, offered: list[dict[str, Any]]
+) -> dict[str, Any]:
     answer = attempt.answer or ""
     outcome = _outcome(attempt, answer, source.target(attempt))
-    told = transcript(source, attempt, model, outcome)
+    told = transcript(source, attempt, model, outcome, offered)
     sample: dict[str, Any] = {
         "id": attempt.scenario_id,
         "epoch": attempt.epoch,

@@ -50,6 +50,19 @@ class RunSource:
         )
         return first.content if first is not None else ""
 
+    def tools(self) -> dict[str, list[dict[str, Any]]]:
+        """The tools the `openai` agent offers its model in each scenario (its fixture tools and
+        its environment's), as OpenAI-compatible function definitions, by scenario id; none when
+        the benchmark no longer loads."""
+        from benchyard.agents.toolbox import ToolBox
+
+        return {
+            scenario_id: [
+                tool["function"] for tool in ToolBox.for_scenario(scenario, []).definitions()
+            ]
+            for scenario_id, scenario in self.scenarios.items()
+        }
+
     def target(self, attempt: AttemptRecord) -> str:
         scenario = self.scenarios.get(attempt.scenario_id)
         answers = scenario.reference_answers() if scenario is not None else None

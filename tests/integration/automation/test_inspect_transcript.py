@@ -93,6 +93,8 @@ def test_the_openai_agents_model_and_tool_calls_are_transcript_events(
     [asked] = asking.output.message.tool_calls or []
     assert (asked.function, asked.arguments) == ("get_weather", {"city": "Paris"})
     assert [m.role for m in asking.input] == ["user"]
+    [offered] = asking.tools  # the tools the model was offered, as Inspect's ToolInfo
+    assert offered.name == "get_weather" and offered.parameters.properties["city"].type == "string"
     [tool] = [e for e in sample.events if isinstance(e, ToolEvent)]
     assert (tool.id, tool.function, tool.arguments) == (asked.id, "get_weather", {"city": "Paris"})
     assert json.loads(str(tool.result)) == {"temp_c": 18, "note": HOSTILE}

@@ -15,12 +15,19 @@ from benchyard.interop.inspect_log import write_eval_log
 from benchyard.interop.source import RunSource
 from benchyard.runner.tool_events import call_event, result_event
 from benchyard.runner.trajectory import Event, message
+from benchyard.spec.models import Scenario
 from tests.support import attempt_record, run_record
 
 
-def read_back(tmp_path: Path, events: list[Event], **attempt: Any) -> EvalSample:
+def read_back(
+    tmp_path: Path,
+    events: list[Event],
+    scenarios: dict[str, Scenario] | None = None,
+    **attempt: Any,
+) -> EvalSample:
     record = attempt_record("r" * 16, "t" * 16, "s", trajectory=events, **attempt)
-    path = write_eval_log(RunSource(run_record("r" * 16), [record], {}), tmp_path / "log.json")
+    source = RunSource(run_record("r" * 16), [record], scenarios or {})
+    path = write_eval_log(source, tmp_path / "log.json")
     log = read_eval_log(str(path))
     assert log.samples is not None
     return log.samples[0]
@@ -73,3 +80,35 @@ def test_reasoning_and_unreadable_arguments_are_kept(tmp_path: Path) -> None:
     [tool] = [e for e in sample.events if isinstance(e, ToolEvent)]
     assert tool.id == "k1" and tool.error is not None and tool.error.message == "bad"
     assert [m.role for m in sample.messages] == ["user", "assistant", "tool"]
+
+
+def test_a_tool_schema_inspect_cannot_read_is_offered_as_far_as_it_can(tmp_path: Path) -> None:
+    """Valid JSON Schema that Inspect's own model refuses (boolean schemas): the log stays
+    readable, the tool offered with what Inspect reads of it."""
+    parameters = {
+        "type": "object",
+        "properties": {
+            "anything": True,
+            "pair": {"type": "array", "prefixItems": [{"type": "string"}], "items": True},
+            "size": {"type": ["integer", "null"], "minimum": 1},
+        },
+        "required": ["pair"],
+        "additionalProperties": False,
+    }
+    scenario = Scenario.model_validate(
+        {
+            "id": "s",
+            "stimulus": "hi",
+            "tools": [{"name": "f", "parameters": parameters, "result": "ok"}],
+            "checks": [{"type": "contains", "value": "ok"}],
+        }
+    )
+    called = message("assistant", "ok", data={"source": "model", "model": "m"})
+    sample = read_back(tmp_path, [message("user", "hi"), called], {"s": scenario})
+    [model] = [e for e in sample.events if isinstance(e, ModelEvent)]
+    [offered] = model.tools
+    properties = offered.parameters.properties
+    assert set(properties) == {"anything", "pair", "size"}
+    assert properties["pair"].type == "array" and properties["pair"].items is None
+    assert properties["size"].type == ["integer", "null"] and properties["size"].minimum == 1
+    assert offered.parameters.required == ["pair"]
