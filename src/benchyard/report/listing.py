@@ -274,10 +274,16 @@ def write_strict_json(payload: Any, out: TextIO, *, ensure_ascii: bool = True) -
 
 
 def _finite(value: Any) -> Any:
+    """`value` with every number that is not finite as None: `value` itself when it holds none
+    (a report's dump is never copied whole to find that out)."""
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        changed = {key: new for key, item in value.items() if (new := _finite(item)) is not item}
+        return {**value, **changed} if changed else value
     if isinstance(value, list | tuple):
-        return [_finite(item) for item in value]
+        items = [_finite(item) for item in value]
+        return (
+            items if any(new is not old for new, old in zip(items, value, strict=True)) else value
+        )
     return value
