@@ -11,7 +11,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +20,7 @@ from sqlalchemy import func, select
 
 from benchyard.store.schema import attempt_queue, runs
 from benchyard.store.store import Store
+from tests.integration.web.file_server import wait_for
 from tests.integration.web.support import (
     BENCHMARK_YAML,
     IMAGE,
@@ -304,14 +304,7 @@ def _mcp_process(cwd: Path, db_url: str) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(url + "/mcp", timeout=2)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "mcp did not start"
-                time.sleep(0.1)
+        wait_for(url + "/mcp", process, "mcp")
         yield url
     finally:
         process.terminate()

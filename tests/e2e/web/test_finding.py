@@ -4,6 +4,7 @@ right-to-left override shown as its code point. Screenshots at 390, 768 and 1,40
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +27,7 @@ def hostile(store: Store, project: Project) -> list[str]:
 def test_a_search_narrows_the_attempts_table(
     page: Any, site: str, project: Project, hostile: list[str]
 ) -> None:
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.goto(f"{site}/runs/{HOSTILE_RUN}")
+    for width in _hostile_run_at_each_width(page, site):
         assert page.locator("table.attempt-table tbody tr.attempt-row").count() == 4
         page.fill('input[name="q"]', '"wrong total"')
         page.locator("form.filters button[type=submit]").click()
@@ -42,9 +41,7 @@ def test_a_search_narrows_the_attempts_table(
 def test_the_drawer_walks_the_table_with_the_keyboard(
     page: Any, site: str, project: Project, hostile: list[str]
 ) -> None:
-    for width in WIDTHS:
-        page.set_viewport_size({"width": width, "height": 900})
-        page.goto(f"{site}/runs/{HOSTILE_RUN}")
+    for width in _hostile_run_at_each_width(page, site):
         page.locator("table.attempt-table a", has_text="invoice-").click()
         drawer = page.locator("#drawer.open")
         drawer.wait_for(state="visible")
@@ -62,6 +59,13 @@ def test_the_drawer_walks_the_table_with_the_keyboard(
         assert not page.locator('#drawer a[data-drawer-step="previous"]').is_visible()
         page.keyboard.press("Escape")
         page.locator("#drawer").wait_for(state="hidden")
+
+
+def _hostile_run_at_each_width(page: Any, site: str) -> Iterator[int]:
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site}/runs/{HOSTILE_RUN}")
+        yield width
 
 
 def _assert_colours_drawn_and_inert(page: Any) -> None:

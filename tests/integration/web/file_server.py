@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -24,16 +25,21 @@ def file_server(directory: Path) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(url + "/", timeout=5)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise RuntimeError("the file server did not start") from None
-                time.sleep(0.1)
+        wait_for(url + "/", process, "the file server")
         yield url
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+def wait_for(url: str, process: subprocess.Popen[Any], what: str) -> None:
+    """Until `url` answers at all; fails once `process` has ended, or after a minute."""
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(url, timeout=5)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"{what} did not start") from None
+            time.sleep(0.1)
