@@ -132,19 +132,6 @@ def _asked(args: list[str]) -> typer.Typer:
     return full_app()
 
 
-def rendered_help() -> str:
-    """The top-level help as Typer prints it at a terminal `HELP_WIDTH` columns wide (or wider):
-    Click's help is as wide as the terminal less 2 columns, at most 78."""
-    from typer.main import get_command
-
-    from benchyard.cli.help_text import HELP_WIDTH
-
-    command = get_command(help_app())
-    width = HELP_WIDTH - 2
-    context = command.context_class(command, info_name="benchyard", terminal_width=width)
-    return command.get_help(context) + "\n"
-
-
 def _help_from_text(args: list[str]) -> bool:
     """Whether `args` ask for the top-level help and the terminal is wide enough for its text to
     be what Typer prints."""

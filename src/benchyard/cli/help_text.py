@@ -2,7 +2,7 @@
 command: what Typer prints at a terminal of HELP_WIDTH columns or more (Click's help stops
 widening at 80). tests/unit/cli/test_help_text.py fails when it no longer matches Typer's own
 (after a change to a command's docstring, or to the command list);
-`python -m benchyard.cli.help_text` writes it again."""
+`python -m benchyard.cli.help_writer` writes it again."""
 
 from __future__ import annotations
 
@@ -50,19 +50,3 @@ Commands:
   schedule       Runs on a cron schedule, queued by `benchyard worker`:...
   webhooks       Signed events on runs: the webhooks of benchyard.yaml,...
 """
-
-
-def _write() -> None:
-    from pathlib import Path
-
-    from benchyard.cli.app import rendered_help
-
-    path = Path(__file__)
-    source = path.read_text(encoding="utf-8")
-    start = source.index('HELP_TEXT = """\\\n') + len('HELP_TEXT = """\\\n')
-    end = source.index('"""\n', start)
-    path.write_text(source[:start] + rendered_help() + source[end:], encoding="utf-8")
-
-
-if __name__ == "__main__":
-    _write()

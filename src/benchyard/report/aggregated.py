@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from sqlalchemy import or_
 
-from benchyard.report.build import category_figures, check_counts
+from benchyard.report.counts import category_figures, check_counts
 from benchyard.report.flags import attempt_flags, flaky_flags, is_long, long_flag, sorted_flags
 from benchyard.report.model import (
     CategoryCounts,

@@ -8,12 +8,12 @@ from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
 
 from benchyard.importers.metrics import PROVENANCE_SETTING, format_metrics
+from benchyard.report.counts import category_figures, check_counts
 from benchyard.report.lineage import lineage
 from benchyard.report.model import (
     AgentIdentity,
     BenchmarkIdentity,
     CategoryCounts,
-    CheckCounts,
     Durations,
     Failure,
     Resume,
@@ -264,15 +264,6 @@ class _Tally:
         return result
 
 
-def check_counts(tallies: dict[str, list[int]]) -> dict[str, CheckCounts]:
-    return {
-        name: CheckCounts(
-            passed=p, total=t, pass_rate=ratio(p, t), pass_rate_ci95=wilson_interval(p, t)
-        )
-        for name, (p, t) in sorted(tallies.items())
-    }
-
-
 def _failure(attempt: AttemptRecord) -> Failure:
     return Failure(
         scenario_id=attempt.scenario_id,
@@ -293,20 +284,4 @@ def benchmark_identity(run: RunRecord) -> BenchmarkIdentity:
         version=run.benchmark_version,
         hash=run.benchmark_hash,
         provenance=run.settings.get(PROVENANCE_SETTING),
-    )
-
-
-def category_figures(
-    passed: int, counted: int, errors: int, timeouts: int, attempts: int
-) -> CategoryCounts:
-    """A category's raw counts with its accuracy and that accuracy's interval."""
-    return CategoryCounts(
-        passed=passed,
-        counted=counted,
-        errors=errors,
-        timeouts=timeouts,
-        attempts=attempts,
-        raw=f"{passed}/{counted}",
-        accuracy=ratio(passed, counted),
-        accuracy_ci95=wilson_interval(passed, counted),
     )

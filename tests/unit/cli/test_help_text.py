@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from typer.main import get_command
 
-from benchyard.cli.app import full_app, rendered_help
+from benchyard.cli.app import full_app
 from benchyard.cli.help_text import HELP_TEXT, HELP_WIDTH
+from benchyard.cli.help_writer import rendered_help
 
 SCRIPT = Path(sys.executable).with_name("benchyard")
 
@@ -29,7 +30,7 @@ def _benchyard(argv: list[str], columns: int) -> subprocess.CompletedProcess[str
 
 
 def test_the_text_is_typers_help_of_the_whole_command_line() -> None:
-    """Fails when a command's help changed: `python -m benchyard.cli.help_text` writes it again."""
+    """Fails when a command's help changed: `python -m benchyard.cli.help_writer` writes it again."""
     assert HELP_TEXT == rendered_help() == _whole_help(HELP_WIDTH - 2)
     assert "grade-patches" in HELP_TEXT and HELP_TEXT.startswith("Usage: benchyard [OPTIONS]")
 
