@@ -25,7 +25,7 @@ from typing import Any
 
 from benchyard.interop.source import RunSource, agent_events, call_arguments, iso
 from benchyard.runner.trajectory import Event
-from benchyard.store.records import AttemptRecord
+from benchyard.store.records import AttemptRecord, CheckRecord
 
 STOP_REASONS = {
     "stop": "stop",
@@ -160,36 +160,17 @@ class _Builder:
 
     def scores(self, outcome: Outcome) -> list[dict[str, Any]]:
         """A score per check (its verdict, score, weight and reason), then the sample's own."""
-        moment = self._finished()
-        events = [
+        checks = [(check.label, _check_score(check)) for check in self.attempt.checks]
+        return [
             {
-                **self.base("score", moment),
-                "score": {
-                    "value": "C" if check.passed else "I",
-                    "explanation": check.reason,
-                    "metadata": {
-                        "type": check.check_type,
-                        "score": check.score,
-                        "weight": check.weight,
-                    },
-                },
+                **self.base("score", self._finished()),
+                "score": score,
                 "target": outcome.target,
                 "intermediate": False,
-                "scorer": check.label,
+                "scorer": scorer,
             }
-            for check in self.attempt.checks
+            for scorer, score in [*checks, *(outcome.scores or {}).items()]
         ]
-        for scorer, score in (outcome.scores or {}).items():
-            events.append(
-                {
-                    **self.base("score", moment),
-                    "score": score,
-                    "target": outcome.target,
-                    "intermediate": False,
-                    "scorer": scorer,
-                }
-            )
-        return events
 
     def _finished(self) -> float:
         return self.attempt.finished_at.timestamp()
@@ -342,6 +323,14 @@ class _Builder:
         message["id"] = f"{self.attempt.id}-m{len(self.messages) + 1}"
         self.messages.append(message)
         return message
+
+
+def _check_score(check: CheckRecord) -> dict[str, Any]:
+    return {
+        "value": "C" if check.passed else "I",
+        "explanation": check.reason,
+        "metadata": {"type": check.check_type, "score": check.score, "weight": check.weight},
+    }
 
 
 def _own_id(data: dict[str, Any]) -> str:
