@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -25,7 +26,7 @@ from tests.support import Cli, scenario, write_benchmark
 
 OUTPUTS = frozenset({"output", "out", "forecast_out", "directory", "work_root"})
 """`Path` parameters a command writes (a file, or a directory it creates)."""
-RUNS = frozenset({"run_ref", "run_refs", "run_a", "run_b", "run"})
+RUNS = frozenset({"run_ref", "run_refs", "run_a", "run_b", "run", "runs"})
 PATH_INPUTS = frozenset({("validate", "path"), ("verify", "benchmark"), ("run", "benchmark")})
 """Inputs typed `str` (a path or a built-in's name) that name a file or directory."""
 EXTRA_ARGS: dict[str, list[str]] = {"rerun": ["--failed"], "run": ["--agent", "oracle"]}
@@ -112,6 +113,7 @@ class World:
             "proposal": lambda: "nosuchproposal",
             "schedule": lambda: "nosuchschedule",
             "name": lambda: "nosuchwebhook",
+            "output": lambda: tempfile.mkdtemp(dir=self.root),  # view-bundle's: new or empty
         }
         if param.name in RUNS:
             return self.run_id

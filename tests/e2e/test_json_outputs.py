@@ -38,6 +38,7 @@ NO_JSON: dict[str, str] = {
     "fake-llm": "a long-running process (a fake endpoint for tests)",
     "mcp": "a long-running process (an MCP server: its tools answer JSON)",
     "export": "its --format names the export format (inspect, atif, jsonl): other tools' schemas",
+    "view-bundle": "it writes a directory of web pages; its one line says where and how to serve it",
 }
 """Commands that report nothing a JSON document could hold, and why."""
 
