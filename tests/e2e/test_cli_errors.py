@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import subprocess
-import tempfile
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
