@@ -31,7 +31,6 @@ layers = load_layers()
 
 # (importer, imported): imports pointing up the table, each to be turned around.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("benchyard.agents.command", "benchyard.bridge.server"),
     ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),
     ("benchyard.report.outputs", "benchyard.runner.api"),
     ("benchyard.report.schema", "benchyard.report.output_schemas"),

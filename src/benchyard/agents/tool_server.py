@@ -12,7 +12,6 @@ path, so that no other attempt reaches it by chance) and on a Unix socket in the
 
 from __future__ import annotations
 
-import os
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -52,7 +51,7 @@ async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[di
         if len(str(socket_path)) <= MAX_SOCKET_PATH:
             servers.append(_server(_Handler(toolbox, ""), limit))
             await servers[1].listen_unix(socket_path)
-            let_the_sandbox_connect(socket_path)
+            sandbox_user().hand_socket(socket_path)
             env["BENCHYARD_TOOLS_SOCKET"] = str(socket_path)
         yield env
     finally:
@@ -65,14 +64,6 @@ def _server(handler: _Handler, limit: ConnectionLimit) -> LoopbackServer:
     from benchyard.providers.http_server import LoopbackServer
 
     return LoopbackServer(handler.handle, limit=limit, request_timeout_sec=REQUEST_TIMEOUT_SEC)
-
-
-def let_the_sandbox_connect(socket_path: Path) -> None:
-    """Hand the socket to the user sandboxed commands run as (connecting takes write permission
-    on it); benchyard's own user needs nothing."""
-    user = sandbox_user()
-    if not user.is_benchyard:
-        os.lchown(socket_path, user.uid, user.gid)
 
 
 class _Handler:

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchyard.agents.tool_server import let_the_sandbox_connect
 from benchyard.bridge import wire
 from benchyard.bridge.passthrough import APIS, KeyScrubber, forward
 from benchyard.providers.client import CallWatch, ProviderClient
@@ -39,6 +38,7 @@ from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Req
 from benchyard.providers.replies import ChatReply
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
+from benchyard.sandbox.identity import sandbox_user
 from benchyard.untrusted import write_fresh
 
 if TYPE_CHECKING:
@@ -281,7 +281,7 @@ async def _listen_relayed(
             f"the {MAX_SOCKET_PATH} a Unix socket's path can hold: give a shorter --work-root",
         )
     await server.listen_unix(socket_path)
-    let_the_sandbox_connect(socket_path)
+    sandbox_user().hand_socket(socket_path)
     relay = io_dir / RELAY_NAME
     write_fresh(relay, (Path(__file__).parent / "relay.py").read_bytes())
     return (RELAY_PYTHON, str(relay), str(socket_path), str(RELAY_PORT), "--")

@@ -48,6 +48,12 @@ class SandboxUser:
                 for name in (*subdirectories, *files):
                     os.lchown(directory / name, self.uid, self.gid)
 
+    def hand_socket(self, socket_path: Path) -> None:
+        """Let this user connect to a Unix socket benchyard listens on (connecting takes write
+        permission on it); benchyard's own user needs nothing."""
+        if not self.is_benchyard:
+            os.lchown(socket_path, self.uid, self.gid)
+
 
 @functools.cache
 def sandbox_user() -> SandboxUser:
