@@ -49,7 +49,7 @@ def reports_follow_the_shipped_schema(monkeypatch: pytest.MonkeyPatch) -> None:
                 if shipped_schema() != generated_schema():
                     pytest.fail(
                         "src/benchyard/report/report.schema.json is out of date with "
-                        "report/model.py: run `.venv/bin/python -m benchyard.report.schema`"
+                        "report/model.py: run `.venv/bin/python -m benchyard.report.output_schemas`"
                     )
                 raise
         return payload

@@ -33,7 +33,6 @@ layers = load_layers()
 KNOWN_UPWARD: set[tuple[str, str]] = {
     ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),
     ("benchyard.report.outputs", "benchyard.runner.api"),
-    ("benchyard.report.schema", "benchyard.report.output_schemas"),
     # The loader looks up registries of plugins above it (checks, environments, formats).
     ("benchyard.spec.loader", "benchyard.agents.environments"),
     ("benchyard.spec.loader", "benchyard.checks.registry"),

@@ -1,8 +1,8 @@
 """The JSON Schema files of what each command prints with `--format json`, shipped in the package
 under `benchyard/report/schemas/` and generated from the commands' pydantic models (the report's
-own, `report.schema.json`, by report/schema.py). Regenerate them after a change to a model with
-`python -m benchyard.report.output_schemas` (a test fails until they are); docs/json-output.md
-lists them, command by command."""
+own, `report.schema.json`, by report/schema.py). Regenerate them all, the report's first (`run`'s
+and `rescore`'s hold it), after a change to a model with `python -m benchyard.report.output_schemas`
+(a test fails until they are); docs/json-output.md lists them, command by command."""
 
 from __future__ import annotations
 
@@ -185,6 +185,9 @@ def validate_output(command: str, payload: Any) -> None:
 
 
 def main() -> None:
+    from benchyard.report.schema import write_schema
+
+    sys.stdout.write(f"wrote {write_schema()}\n")
     directory = Path(__file__).with_name(SCHEMA_DIRECTORY)
     directory.mkdir(exist_ok=True)
     for schema in output_schemas().values():

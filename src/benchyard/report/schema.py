@@ -1,12 +1,11 @@
 """The JSON report's schema as a JSON Schema file shipped in the package (`report.schema.json`,
 beside this module), generated from the pydantic model in report/model.py. Regenerate it after a
-change to the model with `python -m benchyard.report.schema` (a test fails until it is); that also
-regenerates every command's schema (report/output_schemas.py, docs/json-output.md)."""
+change to the model with `python -m benchyard.report.output_schemas`, which writes it first and then
+every command's schema (docs/json-output.md); a test fails until it is."""
 
 from __future__ import annotations
 
 import json
-import sys
 from functools import cache
 from importlib.resources import files
 from pathlib import Path
@@ -49,16 +48,8 @@ def validate_report(payload: Any) -> None:
     jsonschema.Draft202012Validator(shipped_schema()).validate(payload)
 
 
-def main() -> None:
-    """Write report.schema.json, then every command's schema (report/output_schemas.py): `run`'s
-    and `rescore`'s hold the report, so that a change to it reaches them too."""
-    from benchyard.report import output_schemas
-
+def write_schema() -> Path:
+    """Write report.schema.json beside this module from the model; return its path."""
     target = Path(__file__).with_name(SCHEMA_FILE)
     target.write_text(schema_text(), encoding="utf-8")
-    sys.stdout.write(f"wrote {target}\n")
-    output_schemas.main()
-
-
-if __name__ == "__main__":
-    main()
+    return target

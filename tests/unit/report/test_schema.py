@@ -19,7 +19,7 @@ from tests.unit.report.records import Row, write_run
 def test_the_shipped_schema_is_the_models() -> None:
     shipped = files("benchyard.report").joinpath(SCHEMA_FILE).read_text(encoding="utf-8")
     assert shipped == schema_text(), (
-        "report.schema.json is out of date: run `.venv/bin/python -m benchyard.report.schema`"
+        "report.schema.json is out of date: run `.venv/bin/python -m benchyard.report.output_schemas`"
     )
     schema = json.loads(shipped)
     jsonschema.Draft202012Validator.check_schema(schema)
