@@ -31,8 +31,6 @@ layers = load_layers()
 
 # (importer, imported): imports pointing up the table, each to be turned around.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("benchyard.report.automation_outputs", "benchyard.automation.webhooks"),
-    ("benchyard.report.outputs", "benchyard.runner.api"),
     # The loader looks up registries of plugins above it (checks, environments, formats).
     ("benchyard.spec.loader", "benchyard.agents.environments"),
     ("benchyard.spec.loader", "benchyard.checks.registry"),

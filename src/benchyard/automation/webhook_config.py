@@ -26,6 +26,8 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from benchyard import secrets
+
 EventName = Literal["run.finished", "run.regression", "gate.decision", "ping"]
 EVENTS: tuple[EventName, ...] = ("run.finished", "run.regression", "gate.decision", "ping")
 DEFAULT_EVENTS: tuple[EventName, ...] = ("run.finished", "run.regression", "gate.decision")
@@ -78,6 +80,13 @@ class WebhookConfig(BaseModel):
             raise WebhookUnusable(f"the variable {self.url_env} (url_env) is not set")
         check_url(value, what=self.url_env)
         return value
+
+    def shown_url(self) -> str:
+        """The URL as it may be stored or printed: scrubbed of secrets, or `[redacted]` with its
+        variable's name when the URL is itself a secret (url_env)."""
+        if self.url is not None:
+            return secrets.scrub(self.url)
+        return f"{secrets.REDACTED} (${self.url_env})"
 
     def secret(self) -> bytes:
         value = os.environ.get(self.secret_env, "")

@@ -112,7 +112,7 @@ def emit(
             "id": delivery_id,
             "webhook": name[:200],
             "event": event,
-            "url": shown_url(hook),
+            "url": hook.shown_url(),
             "payload": secrets.scrub(text),
             "run_id": run_id,
             "state": "pending",
@@ -124,12 +124,6 @@ def emit(
             connection.execute(insert(d).values(**row))
         made.append(_delivery_from(row))
     return made
-
-
-def shown_url(hook: WebhookConfig) -> str:
-    if hook.url is not None:
-        return secrets.scrub(hook.url)
-    return f"{secrets.REDACTED} (${hook.url_env})"
 
 
 # ---- delivering --------------------------------------------------------------------------------

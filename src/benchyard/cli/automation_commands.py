@@ -459,7 +459,6 @@ def schedule_remove(
 @handle_errors
 def webhooks_list(format: ListFormatOption = "table") -> None:
     """The webhooks benchyard.yaml declares."""
-    from benchyard.automation.webhooks import shown_url
     from benchyard.cli.context import load_project
 
     check_list_format(format)
@@ -474,7 +473,7 @@ def webhooks_list(format: ListFormatOption = "table") -> None:
     for name, hook in sorted(config.webhooks.items()):
         scope = ", ".join(hook.benchmarks) if hook.benchmarks else "every benchmark"
         typer.echo(
-            f"{name}: {shown_url(hook)}  events {', '.join(hook.events)}  ({scope}); signed with "
+            f"{name}: {hook.shown_url()}  events {', '.join(hook.events)}  ({scope}); signed with "
             f"${hook.secret_env}; up to {hook.max_tries} tries"
         )
 

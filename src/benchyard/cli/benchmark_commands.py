@@ -105,15 +105,14 @@ def verify(
     """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
     Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
     from benchyard.report.render import plural
-    from benchyard.runner.api import verify_benchmark
+    from benchyard.runner.api import verify_benchmark, verify_benchmark_at
     from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     if format == "json":
         from benchyard.report.listing import dump_json
-        from benchyard.report.outputs import verification
 
-        verified = verification(benchmark, sandbox)
+        verified = verify_benchmark_at(benchmark, sandbox)
         sys.stdout.write(dump_json(verified))
         if verified.problems:
             typer.echo(f"{plural(len(verified.problems), 'problem')} found", err=True)

@@ -179,12 +179,10 @@ def schedule_entry(schedule: Schedule, firings: Sequence[Firing] = ()) -> Schedu
 
 
 def webhook_entries(webhooks: Mapping[str, WebhookConfig]) -> list[WebhookEntry]:
-    from benchyard.automation.webhooks import shown_url
-
     return [
         WebhookEntry(
             name=name,
-            url=shown_url(hook),
+            url=hook.shown_url(),
             events=list(hook.events),
             benchmarks=None if hook.benchmarks is None else list(hook.benchmarks),
             secret_env=hook.secret_env,

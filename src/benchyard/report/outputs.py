@@ -298,20 +298,6 @@ def validation_output(path: str) -> ValidationOutput:
     )
 
 
-def verification(path: str, sandbox: str | None = None) -> VerifyOutput:
-    """Every reference of the benchmark at `path` graded (runner.api.verify_benchmark), or the
-    benchmark's problems when it has some. A path that is no benchmark at all raises."""
-    from benchyard.runner.api import verify_benchmark
-    from benchyard.spec.loader import load_benchmark
-    from benchyard.spec.problems import BenchmarkInvalid
-
-    try:
-        benchmark = load_benchmark(path)
-    except BenchmarkInvalid as invalid:
-        return verify_output(path, None, [], invalid.problems)
-    return verify_output(path, benchmark, verify_benchmark(benchmark, sandbox))
-
-
 def verify_output(
     path: str,
     benchmark: Benchmark | None,

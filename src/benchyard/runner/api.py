@@ -37,6 +37,7 @@ from benchyard.store.store import Store
 
 if TYPE_CHECKING:
     from benchyard.executors.base import Executor
+    from benchyard.report.outputs import VerifyOutput
     from benchyard.runner.derive import Deriver
     from benchyard.runner.spend import SpendGate
 
@@ -352,6 +353,20 @@ def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[V
     settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
     with ChangeGrader(benchmark, settings) as grader, Deriver(benchmark, settings) as deriver:
         return run_async(_verify_all(benchmark, grader, deriver))
+
+
+def verify_benchmark_at(path: str, sandbox: str | None = None) -> VerifyOutput:
+    """`verify --format json`: every reference of the benchmark at `path` graded, or the
+    benchmark's problems when it has some. A path that is no benchmark at all raises."""
+    from benchyard.report.outputs import verify_output
+    from benchyard.spec.loader import load_benchmark
+    from benchyard.spec.problems import BenchmarkInvalid
+
+    try:
+        benchmark = load_benchmark(path)
+    except BenchmarkInvalid as invalid:
+        return verify_output(path, None, [], invalid.problems)
+    return verify_output(path, benchmark, verify_benchmark(benchmark, sandbox))
 
 
 async def _verify_all(

@@ -192,7 +192,7 @@ def automation_page(
         webhooks=[
             WebhookView(
                 name=name,
-                url=webhooks.shown_url(hook),
+                url=hook.shown_url(),
                 events=list(hook.events),
                 benchmarks=hook.benchmarks,
             )
