@@ -33,7 +33,7 @@ def pair(store: Store) -> tuple[str, str]:
     return _run(store, "a" * 16, {"s3"}, 0), _run(store, "b" * 16, {"s0", "s1", "s2"}, 1)
 
 
-def test_epochs_make_the_interval_and_test_clustered_by_scenario(
+def test_epochs_make_the_interval_and_test_clustered_as_statsmodels_0_15(
     store: Store, pair: tuple[str, str]
 ) -> None:
     comparison = compare_runs(store, [store.get_run(run) for run in pair])
@@ -43,7 +43,8 @@ def test_epochs_make_the_interval_and_test_clustered_by_scenario(
     assert candidate.test == "cluster-robust paired z-test by scenario"
     assert "not independent" in candidate.test_reason
     # By hand: per-scenario sums -3, -3, -3, +3, 0 (x6); delta -0.2, SE 0.2
-    # (10/9 * 32.4 / 900 = 0.04): -0.2 -/+ 1.959964 * 0.2, p = 2 (1 - Phi(1)).
+    # (10/9 * 32.4 / 900 = 0.04): -0.2 -/+ 1.959964 * 0.2, p = 2 (1 - Phi(1)); statsmodels 0.15's
+    # OLS(d, ones).fit(cov_type="cluster") on the 30 differences gives the same (test_significance).
     assert candidate.accuracy_delta == pytest.approx(-0.2)
     assert candidate.accuracy_delta_ci95 == pytest.approx((-0.591993, 0.191993), abs=1e-6)
     assert candidate.p_value == pytest.approx(0.317311, abs=1e-6)

@@ -110,3 +110,65 @@ def test_mcnemar_minimum_detectable_effect_by_hand() -> None:
         0.626453, abs=1e-6
     )
     assert minimum_detectable_effect(mcnemar_standard_error(0, 0, 10)) is None  # nothing varied
+
+
+# Against the reference implementations, computed with statsmodels 0.15.0 and scipy 1.17.1 (neither
+# is a dependency: their outputs are written here, with the calls that gave them).
+
+
+@pytest.mark.parametrize(
+    ("pass_to_fail", "fail_to_pass", "p_value"),
+    [
+        # statsmodels.stats.contingency_tables.mcnemar([[10, b], [c, 10]], exact=True).pvalue
+        (1, 9, 0.021484375),
+        (7, 2, 0.1796875),
+        (0, 5, 0.0625),
+        (13, 13, 1.0),
+        (9, 3, 0.14599609375),  # = scipy.stats.binomtest(3, 12, 0.5).pvalue
+    ],
+)
+def test_exact_mcnemar_as_statsmodels_0_15_mcnemar_exact(
+    pass_to_fail: int, fail_to_pass: int, p_value: float
+) -> None:
+    assert mcnemar_exact(pass_to_fail, fail_to_pass) == pytest.approx(p_value, abs=1e-15)
+
+
+def test_clustered_mean_as_statsmodels_0_15_ols_cluster_robust() -> None:
+    # Seven scenarios with unequal epochs, paired differences (-1, 0, +1) per epoch:
+    # [-1,-1], [0,0,0,1], [1], [0,-1,0], [1,1,1], [0], [-1,0,1,0,0]. statsmodels:
+    # OLS(d, ones).fit(cov_type="cluster", cov_kwds={"groups": scenario}) (normal, G/(G-1))
+    # gives params 0.10526316, bse 0.22197569, conf_int [-0.32980119, 0.54032751],
+    # pvalues 0.63534994.
+    mean = clustered_mean([(-2, 2), (1, 4), (1, 1), (-1, 3), (3, 3), (0, 1), (0, 5)])
+    assert mean is not None
+    assert mean.estimate == pytest.approx(0.10526315789473688, abs=1e-12)
+    assert mean.standard_error == pytest.approx(0.22197568533801262, abs=1e-12)
+    assert mean.interval() == pytest.approx((-0.3298011908113636, 0.5403275066008374), abs=1e-9)
+    assert mean.p_value() == pytest.approx(0.6353499441268423, abs=1e-9)
+    # test_compare_epochs' pair, the same way: bse 0.2, conf_int [-0.5919928, 0.1919928]
+    pair = clustered_mean([(-3, 3)] * 3 + [(3, 3)] + [(0, 3)] * 6)
+    assert pair is not None
+    assert pair.interval() == pytest.approx((-0.5919928, 0.1919928), abs=1e-7)
+    assert pair.p_value() == pytest.approx(0.31731050786291404, abs=1e-9)
+    # a pass rate 21/30 in 10 scenarios (3 at 0/3, 7 at 3/3): conf_int [0.40061056, 0.99938944]
+    assert clustered_proportion_interval([(0, 3)] * 3 + [(3, 3)] * 7) == pytest.approx(
+        (0.40061056, 0.99938944), abs=1e-8
+    )
+
+
+def test_wilson_interval_as_statsmodels_0_15_proportion_confint_wilson() -> None:
+    # statsmodels.stats.proportion.proportion_confint(k, n, method="wilson")
+    assert wilson_interval(0, 10) == pytest.approx((0.0, 0.27753279986288926), abs=1e-12)
+    assert wilson_interval(7, 10) == pytest.approx((0.39677814746114537, 0.8922087325936989))
+    assert wilson_interval(21, 30) == pytest.approx((0.5212421254128503, 0.833352517317562))
+
+
+def test_minimum_detectable_effect_as_scipy_1_17_normal_quantiles() -> None:
+    # (norm.ppf(0.975) + norm.ppf(0.8)) * SE, power 0.8 at a two-sided alpha of 0.05:
+    # 2.8015852181129683 * SE (statsmodels' NormalIndPower().solve_power, which also counts the
+    # far tail, gives 2.80157 per unit of SE: the same to 2e-5)
+    assert minimum_detectable_effect(1.0) == pytest.approx(2.8015852181129683, abs=1e-9)
+    assert minimum_detectable_effect(0.2) == pytest.approx(0.5603170436225937, abs=1e-9)
+    assert minimum_detectable_effect(mcnemar_standard_error(2, 0, 10)) == pytest.approx(
+        0.3962039811599346, abs=1e-9
+    )
