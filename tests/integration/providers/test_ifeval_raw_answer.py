@@ -1,7 +1,7 @@
 """IFEval graded on the answer exactly as the agent or model gave it, as the official grader
-(google-research `instruction_following_eval`, v1) reads the response: `response.split("\\n")`
-then has an empty last line after a trailing newline, or an empty first paragraph after a leading
-blank line, and the official verdict depends on them."""
+(google-research `instruction_following_eval` at commit 19638399, `evaluation_lib.py`) reads the
+response: `response.split("\\n")` then has an empty last line after a trailing newline, or an
+empty first paragraph after a leading blank line, and the official verdict depends on them."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def _ifeval_scenario(instruction: str, mode: str, **kwargs: Any) -> dict[str, An
     }
 
 
-def test_ifeval_official_v1_loose_no_comma_reads_the_command_agents_trailing_newline(
+def test_ifeval_official_19638399_loose_no_comma_reads_the_command_agents_trailing_newline(
     tmp_path: Path, cli: Cli, store: Store
 ) -> None:
     agent = tmp_path / "agent.py"
@@ -45,7 +45,7 @@ def test_ifeval_official_v1_loose_no_comma_reads_the_command_agents_trailing_new
     assert attempt.verdict == "failed", attempt.cause
 
 
-def test_ifeval_official_v1_strict_nth_paragraph_reads_the_models_opening_blank_line(
+def test_ifeval_official_19638399_strict_nth_paragraph_reads_the_models_opening_blank_line(
     tmp_path: Path, cli: Cli, store: Store, fake_llm: StartFake
 ) -> None:
     llm = fake_llm({"default": {"content": OPENING_BLANK_ANSWER}})

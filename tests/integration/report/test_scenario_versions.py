@@ -143,7 +143,9 @@ def test_every_scenario_changed_or_unknown_is_refused_as_before(
     assert "changed: nothing is left to pair" in " ".join(everything.output.split())
 
 
-def test_an_edited_record_of_an_imported_source_changes_its_scenario_only(tmp_path: Path) -> None:
+def test_an_edited_record_of_an_imported_source_changes_its_scenario_only(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
     root = tmp_path / "imported"
     (root / "data").mkdir(parents=True)
     (root / "benchmark.yaml").write_text(
@@ -156,9 +158,24 @@ def test_an_edited_record_of_an_imported_source_changes_its_scenario_only(tmp_pa
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     before = load_benchmark(root)
     first = [before.scenario_hash(s) for s in before.scenarios]
+    assert cli("run", str(root), "--agent", "oracle", "-q").exit_code == 0
+    run_before = store.resolve_run("latest")
     records[1]["question"] = "What is 2 + 1, exactly?"
     source.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     after = load_benchmark(root)
     assert before.content_hash != after.content_hash  # the source's hash is part of it
     second = [after.scenario_hash(s) for s in after.scenarios]
     assert first[0] == second[0] and first[1] != second[1]
+
+    # the source hash each run records (its provenance) changes with the edited record
+    assert cli("run", str(root), "--agent", "oracle", "-q").exit_code == 0
+    run_after = store.resolve_run("latest")
+    recorded = [
+        run.settings["benchmark_provenance"]["source_sha256"] for run in (run_before, run_after)
+    ]
+    assert before.provenance and after.provenance
+    assert recorded == [before.provenance["source_sha256"], after.provenance["source_sha256"]]
+    assert recorded[0] != recorded[1]
+    # and compare pairs the unchanged record only, naming the edited one
+    [candidate] = compare_runs(store, [run_before, run_after]).candidates
+    assert candidate.paired == 1 and len(candidate.changed_scenarios) == 1

@@ -95,6 +95,33 @@ async def test_mbpp_official_v1_a_correct_solution_returning_it_passes(
     assert result.passed, result.reason
 
 
+MBPP_792 = [
+    "assert count_list([[1, 3], [5, 7], [9, 11], [13, 15, 17]]) == 4",
+    "assert count_list([[1,2],[2,3],[4,5]]) == 3",
+    "assert count_list([[1,0],[2,0]]) == 2",
+]
+"""task_id 792's test_list, verbatim from google-research's mbpp/sanitized-mbpp.json (commit
+30adf0ec); its test_imports are empty."""
+
+
+@pytest.mark.parametrize(
+    "returned",
+    ["Fraction(len(input_list))", "Decimal(len(input_list))", "complex(len(input_list))"],
+)
+async def test_mbpp_sanitized_30adf0ec_task_792_returning_a_numeric_type_passes(
+    tmp_path: Path, returned: str
+) -> None:
+    # The paper's program (imports + code + every assert, one process) passes these: 4 == 4.
+    # Was: "returned a non-plain object (Fraction), which the tests compare by identity".
+    solution = (
+        "from fractions import Fraction\nfrom decimal import Decimal\n"
+        f"def count_list(input_list): \n    return {returned}\n"
+    )
+    async with workspace(tmp_path) as code:
+        result = await evaluate("mbpp", code, solution, tests=MBPP_792, imports=[])
+    assert result.passed, result.reason
+
+
 async def test_mbpp_official_v1_a_fraction_that_equals_everything_still_fails(
     tmp_path: Path,
 ) -> None:
