@@ -8,19 +8,17 @@ cluster, each on the node Ray picks (docs/distributed.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from benchyard.errors import BenchyardError
 
 if TYPE_CHECKING:
     from benchyard.agents.base import Agent
-    from benchyard.runner.execute import RunObserver, RunSettings, _AttemptExecutor, _Writer
+    from benchyard.runner.execute import RunContext, RunSettings, _AttemptExecutor
     from benchyard.spec.loader import Benchmark
     from benchyard.spec.models import Scenario
-    from benchyard.store.records import RunRecord
 
 DEFAULT_LANES = 8  # attempts at once when -j does not say, for an executor that cannot tell
 
@@ -61,17 +59,7 @@ class Executor(Protocol):
         machine offers)."""
         ...
 
-    def attempts(
-        self,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
-        scenario_ids: Collection[str] | None,
-    ) -> _AttemptExecutor:
+    def attempts(self, context: RunContext) -> _AttemptExecutor:
         """What executes one run's attempts for a worker: each try where this executor runs it,
         retries as runner/failures.py says, every try handed to `writer`. Raises a
         BenchyardError when the run cannot execute here (the worker refuses it)."""

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchyard.executors.base import DEFAULT_LANES, ExecutorOptions
-from benchyard.runner.execute import _AttemptExecutor
+from benchyard.runner.execute import RunContext, _AttemptExecutor
 from benchyard.runner.failures import AttemptFailure
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import host_name
@@ -15,10 +14,9 @@ from benchyard.store.records import AttemptRecord
 
 if TYPE_CHECKING:
     from benchyard.agents.base import Agent
-    from benchyard.runner.execute import RunObserver, RunSettings, _Writer
+    from benchyard.runner.execute import RunSettings
     from benchyard.spec.loader import Benchmark
     from benchyard.spec.models import Scenario
-    from benchyard.store.records import RunRecord
 
 
 class LocalExecutor:
@@ -39,20 +37,8 @@ class LocalExecutor:
 
         open_sandbox(settings, benchmark, agent, store_url, scenarios)
 
-    def attempts(
-        self,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
-        scenario_ids: Collection[str] | None,
-    ) -> _AttemptExecutor:
-        return LocalAttempts(
-            benchmark, agent, run, settings, writer, observer, scratch, scenario_ids
-        )
+    def attempts(self, context: RunContext) -> _AttemptExecutor:
+        return LocalAttempts(context)
 
     def close(self) -> None:
         pass

@@ -167,45 +167,48 @@ def new_run(
     )
 
 
-class _AttemptExecutor:
-    def __init__(
-        self,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
-        scenario_ids: Collection[str] | None = None,
-    ) -> None:
-        self._bind(benchmark, agent, run, settings, writer, observer, scratch)
-        chosen = (  # the sandbox is refused or opened for the scenarios the run executes
-            None
-            if scenario_ids is None
-            else [scenario for scenario in benchmark.scenarios if scenario.id in scenario_ids]
-        )
-        self.sandbox = open_sandbox(settings, benchmark, agent, writer.queue.store.url, chosen)
-        self.judge = build_judge(settings.judge)
+@dataclass(frozen=True)
+class RunContext:
+    """One run as a worker executes it, resolved once: what every executor of its attempts is
+    given, wherever its tries run."""
 
-    def _bind(
-        self,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
-    ) -> None:
+    benchmark: Benchmark
+    agent: Agent
+    run: RunRecord
+    settings: RunSettings
+    writer: _Writer
+    observer: RunObserver
+    scratch: Path
+    scenario_ids: Collection[str] | None = None  # None: every scenario of the benchmark
+
+    @property
+    def store_url(self) -> str:
+        return self.writer.queue.store.url
+
+    def scenarios(self) -> list[Scenario]:
+        """The scenarios the run executes: its sandbox is refused or opened for these."""
+        ids = self.scenario_ids
+        return [s for s in self.benchmark.scenarios if ids is None or s.id in ids]
+
+
+class _AttemptExecutor:
+    def __init__(self, context: RunContext) -> None:
+        self._bind(context)
+        chosen = None if context.scenario_ids is None else context.scenarios()
+        self.sandbox = open_sandbox(
+            context.settings, context.benchmark, context.agent, context.store_url, chosen
+        )
+        self.judge = build_judge(context.settings.judge)
+
+    def _bind(self, context: RunContext) -> None:
         """What every executor of a run's attempts holds, wherever its tries run."""
-        self.benchmark = benchmark
-        self.agent = agent
-        self.run = run
-        self.settings = settings
-        self.writer = writer
-        self.observer = observer
-        self.scratch = scratch
+        self.benchmark = context.benchmark
+        self.agent = context.agent
+        self.run = context.run
+        self.settings = context.settings
+        self.writer = context.writer
+        self.observer = context.observer
+        self.scratch = context.scratch
         self._tries_written: dict[int, int] = {}  # queued attempt id: its last try written, retried
 
     async def aclose(self) -> None:

@@ -29,6 +29,7 @@ from benchyard.errors import BenchyardError
 from benchyard.executors.local import LocalExecutor
 from benchyard.runner.execute import (
     FLUSH_INTERVAL_SEC,
+    RunContext,
     RunObserver,
     RunSettings,
     _AttemptExecutor,
@@ -146,7 +147,9 @@ class Worker:
         )
         make_scratch_layout(scratch)
         executor = self.executor.attempts(
-            benchmark, agent, run, settings, self.writer, self.observer, scratch, scenario_ids
+            RunContext(
+                benchmark, agent, run, settings, self.writer, self.observer, scratch, scenario_ids
+            )
         )
         self.active[run.id] = _ActiveRun(executor, {s.id: s for s in benchmark.scenarios})
         self.observer.started(run)

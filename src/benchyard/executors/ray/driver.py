@@ -52,7 +52,7 @@ from benchyard.executors.ray.node import (
 )
 from benchyard.executors.ray.resources import Ask, Gate, ask_for, fits_somewhere
 from benchyard.executors.ray.shipping import Bundle, code_to_ship, pack_benchmark, pack_code
-from benchyard.runner.execute import _AttemptExecutor
+from benchyard.runner.execute import RunContext, _AttemptExecutor
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.isolation import (
     UnsandboxedRefused,
@@ -69,7 +69,7 @@ from benchyard.store.schema import attempt_queue
 
 if TYPE_CHECKING:
     from benchyard.agents.base import Agent
-    from benchyard.runner.execute import RunObserver, RunSettings, _Writer
+    from benchyard.runner.execute import RunSettings, _Writer
     from benchyard.spec.loader import Benchmark
     from benchyard.spec.models import Scenario
     from benchyard.store.queue import Queue, WorkerIdentity
@@ -198,30 +198,14 @@ class RayExecutor:
                 "(see docs/distributed.md), or run without the network"
             )
 
-    def attempts(
-        self,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
-        scenario_ids: Collection[str] | None,
-    ) -> RayAttempts:
-        chosen = [
-            scenario
-            for scenario in benchmark.scenarios
-            if scenario_ids is None or scenario.id in scenario_ids
-        ]
-        self.check(settings, benchmark, agent, writer.queue.store.url, chosen)
-        self.queue, self.worker = writer.queue, writer.worker
+    def attempts(self, context: RunContext) -> RayAttempts:
+        benchmark, agent, settings = context.benchmark, context.agent, context.settings
+        self.check(settings, benchmark, agent, context.store_url, context.scenarios())
+        self.queue, self.worker = context.writer.queue, context.writer.worker
         spec, shipped = self._ship(
-            run, benchmark, agent, settings, scenario_ids, writer.queue.store.url
+            context.run, benchmark, agent, settings, context.scenario_ids, context.store_url
         )
-        attempts = RayAttempts(
-            self, spec, benchmark, agent, run, settings, writer, observer, scratch
-        )
+        attempts = RayAttempts(self, spec, context)
         attempts.shipped = shipped
         return attempts
 
@@ -467,19 +451,15 @@ class RayAttempts(_AttemptExecutor):
         self,
         cluster: RayExecutor,
         spec: Any,
-        benchmark: Benchmark,
-        agent: Agent,
-        run: RunRecord,
-        settings: RunSettings,
-        writer: _Writer,
-        observer: RunObserver,
-        scratch: Path,
+        context: RunContext,
     ) -> None:
         # not _AttemptExecutor.__init__: the sandbox and the judge are opened on the nodes
-        self._bind(benchmark, agent, run, settings, writer, observer, scratch)
+        self._bind(context)
         self.cluster = cluster
         self.box = [spec]  # a list, so that Ray passes the reference to the tasks unfetched
-        self.asks: dict[str, Ask] = {s.id: ask_for(benchmark, s) for s in benchmark.scenarios}
+        self.asks: dict[str, Ask] = {
+            s.id: ask_for(context.benchmark, s) for s in context.benchmark.scenarios
+        }
         self.shipped: list[str] = []  # the bundles its spec holds
 
     async def aclose(self) -> None:
