@@ -39,6 +39,23 @@ STORE_VARIABLE = "BENCHYARD_DB"  # the store's URL: never an agent's
 HOME_DIR = "home"  # the agent's own HOME, in its io dir
 
 
+class AttemptBudget(BaseModel):
+    """What one attempt's model calls through the bridge may spend; past it the bridge stops the
+    attempt live (`attempt_budget`, counted as failed)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    tokens: int | None = Field(
+        default=None, ge=1, description="Prompt and completion tokens of all its calls."
+    )
+    cost_usd: float | None = Field(
+        default=None,
+        gt=0,
+        allow_inf_nan=False,
+        description="Their cost in USD, from the bridge model's price (`prices:`).",
+    )
+
+
 class CommandAgentConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -63,6 +80,11 @@ class CommandAgentConfig(BaseModel):
         "...): the agent's OpenAI- and Anthropic-style calls go to it through benchyard, which "
         "holds the key and records every call (docs/agent-protocol.md#the-model-bridge).",
     )
+    attempt_budget: AttemptBudget | None = Field(
+        default=None,
+        description="What each attempt's calls through the bridge may spend (`tokens`, "
+        "`cost_usd`): the bridge stops the attempt live past it.",
+    )
     prices: dict[str, ModelPrice] = Field(
         default_factory=dict,
         description="USD per million tokens by model (benchyard.yaml's `prices:`, filled in when "
@@ -79,6 +101,22 @@ class CommandAgentConfig(BaseModel):
                 "could rewrite its own verdicts"
             )
         return value
+
+    @model_validator(mode="after")
+    def _budget_has_a_bridge(self) -> CommandAgentConfig:
+        budget = self.attempt_budget
+        if budget is None:
+            return self
+        if self.bridge is None:
+            raise ValueError(
+                "attempt_budget needs a bridge: only the calls made through it are counted live"
+            )
+        if budget.cost_usd is not None and self.bridge.price is None:
+            raise ValueError(
+                f"attempt_budget.cost_usd needs a price for the bridge's model "
+                f"'{self.bridge.model}' (prices: in benchyard.yaml)"
+            )
+        return self
 
     @model_validator(mode="after")
     def _never_the_store_url(self) -> CommandAgentConfig:
@@ -112,11 +150,13 @@ class CommandAgent:
         self.client = ProviderClient(config.bridge, "bridge") if config.bridge else None
 
     def describe(self) -> dict[str, Any]:
-        """The configuration a run records (without `bridge` when there is none, as before it
-        existed); the bridge's credential headers redacted, its key only by name."""
+        """The configuration a run records (without `bridge` or `attempt_budget` when there is
+        none, as before they existed); the bridge's credential headers redacted, its key only by
+        name."""
         described = self.config.model_dump(mode="json")
-        if not described["prices"]:
-            del described["prices"]
+        for unset in ("prices", "attempt_budget"):
+            if not described[unset]:
+                del described[unset]
         bridge = described.pop("bridge")
         if bridge is not None:
             described["bridge"] = redacted_model_config(bridge)
@@ -169,7 +209,10 @@ class CommandAgent:
         from benchyard.bridge.server import Bridge, serve_bridge
 
         assert task.io_dir is not None
-        bridge = Bridge(self.client, result.trajectory, task.max_turns)
+        budget = self.config.attempt_budget or AttemptBudget()
+        bridge = Bridge(
+            self.client, result.trajectory, task.max_turns, budget.tokens, budget.cost_usd
+        )
         own_network = request is not None and not request.network
         async with serve_bridge(bridge, task.io_dir, own_network=own_network) as session:
             yield session

@@ -16,8 +16,9 @@ on a free loopback port of the host instead.
 Every call is recorded in the attempt's trajectory as the `openai` agent's are (model, the
 request's new messages, the reply with its tool calls, tokens, TTFT, latency, cost, finish
 reason); a call still in flight when the attempt ends is recorded as cut. Limits hold live: past
-`max_turns` model calls the bridge answers an error and stops the attempt; a provider fault
-(benchyard's own client's classification, after its retries) stops it as an uncounted error."""
+`max_turns` model calls, or once the attempt's calls have spent its budget of tokens or dollars,
+the bridge answers an error and stops the attempt; a provider fault (benchyard's own client's
+classification, after its retries) stops it as an uncounted error."""
 
 from __future__ import annotations
 
@@ -63,8 +64,12 @@ class Bridge:
     client: ProviderClient
     trajectory: list[Event]
     max_calls: int
+    max_tokens: int | None = None  # the attempt's budget: prompt and completion tokens of its calls
+    max_cost_usd: float | None = None  # and their cost
     token: str = field(default_factory=lambda: TOKEN_PREFIX + secrets.token_hex(16))
     calls: int = 0
+    tokens_spent: int = 0
+    cost_spent_usd: float = 0.0
     failure: AttemptFailure | None = None
     stopped: asyncio.Event = field(default_factory=asyncio.Event)
     http: httpx.AsyncClient | None = None
@@ -126,7 +131,12 @@ class Bridge:
         assert event.data is not None
         event.data.update(via=SOURCE, call=number, api=API_NAMES[path], request_messages=new)
         self.trajectory.append(event)
-        if path == CHAT:
+        over = self._spend(reply)
+        if over is not None:
+            self._stop(over)
+            if path == CHAT:  # a pass-through reply has already gone to the agent as it came
+                await respond.send(429, wire.error_body(over.message, "benchyard_limit"))
+        elif path == CHAT:
             secrets_sent = self.client.config.provider.secret_values()
             await _answer_chat(
                 body, reply, respond, f"chatcmpl-{number}", KeyScrubber(secrets_sent)
@@ -180,6 +190,23 @@ class Bridge:
             )
         )
         return f"max_turns ({self.max_calls} model calls) reached: no more calls in this attempt"
+
+    def _spend(self, reply: ChatReply) -> AttemptFailure | None:
+        """Count a call's tokens and cost against the attempt's budget; the failure that stops
+        the attempt once the budget is spent, else None."""
+        self.tokens_spent += (reply.tokens_in or 0) + (reply.tokens_out or 0)
+        self.cost_spent_usd += reply.cost_usd or 0.0
+        if self.max_tokens is not None and self.tokens_spent > self.max_tokens:
+            spent = f"{self.tokens_spent} tokens, past its budget of {self.max_tokens}"
+        elif self.max_cost_usd is not None and self.cost_spent_usd > self.max_cost_usd:
+            spent = f"${self.cost_spent_usd:.4f}, past its budget of ${self.max_cost_usd:g}"
+        else:
+            return None
+        return AttemptFailure(
+            FailureKind.ATTEMPT_BUDGET,
+            f"the attempt's {self.calls} model calls spent {spent} (attempt_budget): stopped "
+            "live by the model bridge",
+        )
 
     def _provider_body(self, body: dict[str, Any]) -> dict[str, Any]:
         """The agent's request as the provider gets it: the configured model and request settings;

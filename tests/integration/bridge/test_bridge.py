@@ -68,6 +68,7 @@ SCRIPT = {
 
 
 def _project(work: Path, url: str, agent: Path, **bridge: Any) -> None:
+    budget = bridge.pop("attempt_budget", None)
     config = {
         "providers": {
             "fake": {
@@ -84,6 +85,7 @@ def _project(work: Path, url: str, agent: Path, **bridge: Any) -> None:
                 "command": f"python3 {agent}",
                 "env": {"CALLS": str(bridge.pop("calls", 2))},
                 "bridge": {"provider": "fake", "model": "bridged-model", **bridge},
+                **({"attempt_budget": budget} if budget else {}),
             }
         },
     }
@@ -189,6 +191,51 @@ def test_max_turns_stops_the_agent_live(
     assert attempt.failure_kind == "max_turns"
     assert "stopped live by the model bridge" in (attempt.cause or "")
     assert len(requests) == len(_bridged(attempt)) == 3
+
+
+@pytest.mark.parametrize(
+    ("budget", "spent"),
+    [({"tokens": 120}, lambda e: e.tokens_in + e.tokens_out), ({"cost_usd": 0.0002}, None)],
+    ids=["tokens", "cost"],
+)
+def test_the_attempt_budget_stops_the_agent_live(
+    cli: Cli,
+    store: Store,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    budget: dict[str, Any],
+    spent: Any,
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    with FakeLLM(SCRIPT) as llm:
+        attempt = _attempt(cli, store, tmp_path, llm, calls=50, attempt_budget=budget)
+        requests = list(llm.requests)
+    assert attempt.verdict == "failed", attempt.cause
+    assert attempt.failure_kind == "attempt_budget"
+    assert "stopped live by the model bridge" in (attempt.cause or "")
+    calls = _bridged(attempt)
+    assert 1 <= len(calls) == len(requests) < 50  # the agent asked for 50: stopped on the way
+    limit = budget.get("tokens", budget.get("cost_usd"))
+    each = [spent(e) if spent else e.cost_usd for e in calls]
+    assert sum(each) > limit >= sum(each[:-1])  # the call that went past it was the last
+
+
+def test_an_attempt_budget_needs_a_bridge_and_a_price_for_dollars(cli: Cli, tmp_path: Path) -> None:
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
+    agents: dict[str, Any] = {
+        "unbridged": {"command": "echo ok", "attempt_budget": {"tokens": 10}},
+        "unpriced": {
+            "command": "echo ok",
+            "bridge": {"provider": "fake", "model": "no-price"},
+            "attempt_budget": {"cost_usd": 1.0},
+        },
+    }
+    config = {"providers": {"fake": {"base_url": "http://127.0.0.1:9/v1"}}, "agents": agents}
+    (cli.cwd / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    for name, said in [("unbridged", "needs a bridge"), ("unpriced", "needs a price")]:
+        result = cli("run", str(bench), "--agent", name, "-q")
+        assert result.exit_code == 2, result.output
+        assert said in result.output and "Traceback" not in result.output
 
 
 def test_a_call_in_flight_at_the_timeout_is_recorded_as_cut(
