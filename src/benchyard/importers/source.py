@@ -10,10 +10,11 @@ import json
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, BinaryIO, cast
+from typing import Any, BinaryIO, ClassVar, cast
 
-from benchyard.importers.base import ImportedScenario, Origin, ProblemList
+from benchyard.importers.base import BaseImporter, Imported, ImportedScenario, Origin, ProblemList
 from benchyard.spec.hashing import content_hash
 from benchyard.spec.source_files import (
     JSON_DECODER,
@@ -132,6 +133,30 @@ def read_scenarios(
     scenarios = record_scenarios(source, group, problems, scenario)
     problems.raise_if_any()
     return scenarios
+
+
+class RecordImporter(BaseImporter):
+    """An importer of one file of records (JSON Lines, gzipped or not, or a JSON array), each
+    record one scenario of the scenario file named after the importer: a subclass says how a
+    record's fields become a scenario (`scenario`) and describes the benchmark (`describe`)."""
+
+    version: ClassVar[str] = "1"  # the imported benchmark's version
+
+    def describe(self, options: Any) -> str:
+        raise NotImplementedError
+
+    def scenario(self, fields: Fields, options: Any) -> dict[str, Any] | None:
+        """One record's scenario, or None once the problems of its fields are added."""
+        raise NotImplementedError
+
+    def read(self, source: Path, options: Any) -> Imported:
+        assert isinstance(options, self.options)
+        return Imported(
+            name=self.name,
+            version=self.version,
+            description=self.describe(options),
+            scenarios=read_scenarios(source, self.name, partial(self.scenario, options=options)),
+        )
 
 
 def record_scenarios(

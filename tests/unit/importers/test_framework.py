@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from benchyard.importers import SourceInvalid, UnknownFormat, get_importer, read_source
+from benchyard.importers import (
+    ImportOptions,
+    SourceInvalid,
+    UnknownFormat,
+    get_importer,
+    read_source,
+)
 from benchyard.importers.build import write_benchmark
 from benchyard.importers.registry import BUILTIN, format_names
+from benchyard.importers.source import Fields, RecordImporter
 from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 
@@ -42,6 +50,43 @@ def test_a_plugin_registers_through_its_entry_point(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(registry, "_loaded", {})
     assert "toy" in registry.format_names()
     assert registry.get_importer("toy").name == "gsm8k"
+
+
+class _Questions(RecordImporter):
+    """docs/importers.md's example of a format of records."""
+
+    name = "questions"
+    summary = "one question per record"
+
+    def describe(self, options: Any) -> str:
+        return "questions, each answered exactly"
+
+    def scenario(self, fields: Fields, options: Any) -> dict[str, Any] | None:
+        question = fields.get("question", str)
+        answer = fields.get("answer", str)
+        if not fields.ok:
+            return None
+        return {
+            "id": f"q-{fields.record.index}",
+            "stimulus": question,
+            "checks": [{"type": "exact_match", "expected": answer}],
+        }
+
+
+def test_a_format_of_records_needs_only_its_scenario_and_description(tmp_path: Path) -> None:
+    good = [{"question": "2+2?", "answer": "4"}, {"question": "3+3?", "answer": "6"}]
+    imported = _Questions().read(write_jsonl(tmp_path / "q.jsonl", good), ImportOptions())
+    assert (imported.name, imported.version) == ("questions", "1")
+    assert imported.description == "questions, each answered exactly"
+    assert [s.data["id"] for s in imported.scenarios] == ["q-0", "q-1"]
+    assert {s.group for s in imported.scenarios} == {"questions"}
+    assert [s.origin.line for s in imported.scenarios] == [1, 2]
+    bad = write_jsonl(tmp_path / "bad.jsonl", [*good, {"question": 7}])
+    with pytest.raises(SourceInvalid) as info:
+        _Questions().read(bad, ImportOptions())
+    shown = [str(problem) for problem in info.value.problems]
+    assert f"{bad}:3: question: expected text, found a number" in shown, shown
+    assert f"{bad}:3: answer: required field is missing" in shown, shown
 
 
 def test_every_problem_of_a_source_names_file_line_and_field(tmp_path: Path) -> None:

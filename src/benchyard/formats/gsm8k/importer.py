@@ -6,15 +6,13 @@ is the reference; the report names the rule used."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from benchyard.formats.gsm8k.check import INVALID, RULES, official_answer
-from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
-from benchyard.importers.source import Fields, read_scenarios
+from benchyard.importers.base import ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, RecordImporter
 
 if TYPE_CHECKING:
     from benchyard.store.records import AttemptRecord
@@ -41,21 +39,16 @@ class Gsm8kOptions(ImportOptions):
     )
 
 
-class Gsm8kImporter(BaseImporter):
+class Gsm8kImporter(RecordImporter):
     name = "gsm8k"
-    format_version = "1"
     summary = "GSM8K JSONL: the official `####` answer rule, or lenient numeric"
-    source_kind = "file"
     options = Gsm8kOptions
 
-    def read(self, source: Path, options: Any) -> Imported:
-        assert isinstance(options, Gsm8kOptions)
-        return Imported(
-            name="gsm8k",
-            version="1",
-            description=f"GSM8K grade-school math word problems; answer rule: {RULES[options.rule]}.",
-            scenarios=read_scenarios(source, "gsm8k", partial(scenario_data, options=options)),
-        )
+    def describe(self, options: Gsm8kOptions) -> str:
+        return f"GSM8K grade-school math word problems; answer rule: {RULES[options.rule]}."
+
+    def scenario(self, fields: Fields, options: Gsm8kOptions) -> dict[str, Any] | None:
+        return scenario_data(fields, options)
 
     def metrics(
         self, attempts: Sequence[AttemptRecord], options: Mapping[str, Any]

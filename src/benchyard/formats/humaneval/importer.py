@@ -6,14 +6,12 @@ reference, so `benchyard verify` runs it through that program."""
 from __future__ import annotations
 
 import re
-from functools import partial
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
-from benchyard.importers.source import Fields, read_scenarios
+from benchyard.importers.base import ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, RecordImporter
 
 DEFAULT_SYSTEM = (
     "Complete the Python function below. Reply with the completed function (or only its body) "
@@ -39,22 +37,19 @@ class HumanEvalOptions(ImportOptions):
     )
 
 
-class HumanEvalImporter(BaseImporter):
+class HumanEvalImporter(RecordImporter):
     name = "humaneval"
-    format_version = "1"
     summary = "HumanEval and HumanEval+-style JSONL(.gz): the official program, 3 s"
-    source_kind = "file"
     options = HumanEvalOptions
 
-    def read(self, source: Path, options: Any) -> Imported:
-        assert isinstance(options, HumanEvalOptions)
-        return Imported(
-            name="humaneval",
-            version="1",
-            description="HumanEval: Python functions completed from their docstring, graded by "
-            "the official program (prompt + completion + test + check) in 3 s.",
-            scenarios=read_scenarios(source, "humaneval", partial(scenario_data, options=options)),
+    def describe(self, options: HumanEvalOptions) -> str:
+        return (
+            "HumanEval: Python functions completed from their docstring, graded by the official "
+            "program (prompt + completion + test + check) in 3 s."
         )
+
+    def scenario(self, fields: Fields, options: HumanEvalOptions) -> dict[str, Any] | None:
+        return scenario_data(fields, options)
 
 
 def scenario_data(fields: Fields, options: HumanEvalOptions) -> dict[str, Any] | None:

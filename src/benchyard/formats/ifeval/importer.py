@@ -7,15 +7,13 @@ IFEval has no reference answers, so `verify` has nothing to run."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from benchyard.formats.ifeval.check import INSTRUCTIONS
-from benchyard.importers.base import BaseImporter, Imported, ImportOptions
-from benchyard.importers.source import Fields, read_scenarios
+from benchyard.importers.base import ImportOptions
+from benchyard.importers.source import Fields, RecordImporter
 
 if TYPE_CHECKING:
     from benchyard.store.records import AttemptRecord
@@ -37,22 +35,19 @@ class IfevalOptions(ImportOptions):
     )
 
 
-class IfevalImporter(BaseImporter):
+class IfevalImporter(RecordImporter):
     name = "ifeval"
-    format_version = "1"
     summary = "IFEval JSONL: 25 instruction types, strict and loose, prompt- and instruction-level"
-    source_kind = "file"
     options = IfevalOptions
 
-    def read(self, source: Path, options: Any) -> Imported:
-        assert isinstance(options, IfevalOptions)
-        return Imported(
-            name="ifeval",
-            version="1",
-            description=f"IFEval: verifiable instructions; the verdict is {options.mode} "
-            "prompt-level (every instruction followed).",
-            scenarios=read_scenarios(source, "ifeval", partial(scenario_data, options=options)),
+    def describe(self, options: IfevalOptions) -> str:
+        return (
+            f"IFEval: verifiable instructions; the verdict is {options.mode} prompt-level "
+            "(every instruction followed)."
         )
+
+    def scenario(self, fields: Fields, options: IfevalOptions) -> dict[str, Any] | None:
+        return scenario_data(fields, options)
 
     def metrics(
         self, attempts: Sequence[AttemptRecord], options: Mapping[str, Any]

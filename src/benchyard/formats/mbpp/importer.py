@@ -5,14 +5,12 @@ assert of `test_list` as one program (10 s); the reference code is the reference
 
 from __future__ import annotations
 
-from functools import partial
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
-from benchyard.importers.base import BaseImporter, Imported, ImportOptions, message_stimulus
-from benchyard.importers.source import Fields, read_scenarios
+from benchyard.importers.base import ImportOptions, message_stimulus
+from benchyard.importers.source import Fields, RecordImporter
 
 DEFAULT_SYSTEM = "Reply with the Python code in one ```python block."
 SPLITS = ((1, 10, "prompt"), (11, 510, "test"), (511, 600, "validation"), (601, 10**9, "train"))
@@ -36,22 +34,19 @@ class MbppOptions(ImportOptions):
     system: str = Field(default=DEFAULT_SYSTEM, description="The system prompt; empty for none.")
 
 
-class MbppImporter(BaseImporter):
+class MbppImporter(RecordImporter):
     name = "mbpp"
-    format_version = "1"
     summary = "MBPP original (JSONL) and sanitized (JSON): imports + setup + code + all asserts"
-    source_kind = "file"
     options = MbppOptions
 
-    def read(self, source: Path, options: Any) -> Imported:
-        assert isinstance(options, MbppOptions)
-        return Imported(
-            name="mbpp",
-            version="1",
-            description="MBPP: short Python tasks, graded by running every assert of test_list "
-            "with the task's imports and setup code.",
-            scenarios=read_scenarios(source, "mbpp", partial(scenario_data, options=options)),
+    def describe(self, options: MbppOptions) -> str:
+        return (
+            "MBPP: short Python tasks, graded by running every assert of test_list with the "
+            "task's imports and setup code."
         )
+
+    def scenario(self, fields: Fields, options: MbppOptions) -> dict[str, Any] | None:
+        return scenario_data(fields, options)
 
 
 def scenario_data(fields: Fields, options: MbppOptions) -> dict[str, Any] | None:
