@@ -51,6 +51,8 @@ test: setup $(RAY_STAMP)
 	bash scripts/ensure-services.sh
 	bash scripts/ensure-sandboxes.sh
 	bash scripts/ensure-browser.sh
+	$(BIN)/benchyard agents install mini-swe-agent
+	$(BIN)/benchyard agents install aider
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)

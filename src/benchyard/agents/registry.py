@@ -1,4 +1,5 @@
-"""Registry of agent kinds. Built-ins: `command`, `openai`, `oracle`; other packages add kinds through the
+"""Registry of agent kinds. Built-ins: `command`, `openai`, `oracle`, and the presets of
+agents/presets/ (`mini-swe-agent`, `aider`, ...); other packages add kinds through the
 `benchyard.agents` entry-point group (each entry point is a factory `(name, config) -> Agent`)."""
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from benchyard.agents.base import Agent
+from benchyard.agents.presets.definitions import PRESETS
 from benchyard.errors import BenchyardError, field_problems
 
 ENTRY_POINT_GROUP = "benchyard.agents"
@@ -38,10 +40,20 @@ def _openai(name: str, config: dict[str, Any]) -> Agent:
     return OpenAIAgent(name, OpenAIAgentConfig.model_validate(config))
 
 
+def _preset(name: str, config: dict[str, Any]) -> Agent:
+    from benchyard.agents.presets.agent import PresetRefused, build_preset
+
+    try:
+        return build_preset(name, config)
+    except PresetRefused as refused:
+        raise AgentConfigError(str(refused)) from None
+
+
 BUILTIN_KINDS: dict[str, AgentFactory] = {
     "command": _command,
     "openai": _openai,
     "oracle": _oracle,
+    **{kind: _preset for kind in PRESETS},
 }
 
 

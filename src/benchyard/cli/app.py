@@ -52,6 +52,7 @@ COMMANDS: dict[str, str] = {
 }
 # Groups of subcommands by name: "module:attribute", a typer.Typer.
 GROUPS: dict[str, str] = {
+    "agents": "agent_commands:agents_app",
     "proposals": "automation_commands:proposals_app",
     "schedule": "automation_commands:schedule_app",
     "webhooks": "automation_commands:webhooks_app",

@@ -93,13 +93,14 @@ def resolve_agent(
 
 
 def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:
-    """An `openai` agent's config, or a command agent's `bridge`, with its provider and price
-    filled in from benchyard.yaml."""
+    """An `openai` agent's config, or a command or preset agent's `bridge`, with its provider and
+    price filled in from benchyard.yaml."""
+    from benchyard.agents.presets import PRESETS
     from benchyard.providers.config import resolve_model_config
 
     if agent_config.get("kind") == "openai":
         return resolve_model_config(agent_config, config.providers, config.prices)
-    if agent_config.get("kind", "command") != "command":
+    if agent_config.get("kind", "command") not in ("command", *PRESETS):
         return agent_config
     agent_config = _priced(agent_config, config)
     bridge = agent_config.get("bridge")

@@ -1,0 +1,107 @@
+"""Agent presets as configuration: the command each expands to, what a run records of it (enough to
+build it again), installing on first use, and a failed install refused with one clear line. The
+installs here are stand-ins in a temporary cache; tests/e2e/test_agent_presets.py runs the real
+programs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from benchyard.agents.command import named_paths
+from benchyard.agents.presets import PRESETS, Preset
+from benchyard.agents.presets import install as installing
+from benchyard.agents.presets.agent import PresetAgent
+from benchyard.agents.registry import AgentConfigError, build_agent
+
+BRIDGE = {"provider": {"base_url": "http://127.0.0.1:9/v1"}, "model": "m-1"}
+
+
+def _fake_install(cache: Path, kind: str) -> Path:
+    """The preset's install directory in `cache`, with its program and marker, as if installed."""
+    preset = PRESETS[kind]
+    directory = cache / f"{kind}-{preset.version}"
+    program = directory / preset.program
+    program.parent.mkdir(parents=True)
+    program.write_text("#!/bin/sh\n", encoding="utf-8")
+    (directory / installing.MARKER).write_text("", encoding="utf-8")
+    return program
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(installing.CACHE_VARIABLE, str(tmp_path / "agents"))
+    return tmp_path / "agents"
+
+
+def test_mini_swe_agent_runs_unattended_on_the_bridge_model(cache: Path) -> None:
+    program = _fake_install(cache, "mini-swe-agent")
+    agent = build_agent("mini", {"kind": "mini-swe-agent", "bridge": BRIDGE})
+    assert isinstance(agent, PresetAgent)
+    command = agent.config.command
+    assert command.startswith(f"{program} -y --exit-immediately ")
+    assert "-m openai/m-1" in command and '"$BENCHYARD_INSTRUCTION_FILE"' in command
+    # no interactive first-run setup, no cost lookup that fails on an unknown model
+    assert agent.config.env["MSWEA_CONFIGURED"] == "true"
+    assert agent.config.env["MSWEA_MODEL_NAME"] == "openai/m-1"
+    assert agent.config.env["MSWEA_COST_TRACKING"] == "ignore_errors"
+    # its program is named, so the sandbox follows its interpreter chain; its install is readable
+    assert program in named_paths(command)
+    assert agent.declared_readable == (program.parent.parent,)
+
+
+def test_aider_removes_what_it_leaves_behind_and_keeps_its_exit_status(cache: Path) -> None:
+    _fake_install(cache, "aider")
+    agent = build_agent("aider", {"kind": "aider", "bridge": BRIDGE, "args": "--edit-format diff"})
+    assert isinstance(agent, PresetAgent)
+    command = agent.config.command
+    assert "--no-git" in command and "--no-gitignore" in command and "--map-tokens 0" in command
+    assert "--edit-format diff; status=$?; rm -rf -- ./.aider*; exit $status" in command
+
+
+def test_a_run_records_the_package_and_version_and_builds_the_agent_again(cache: Path) -> None:
+    _fake_install(cache, "mini-swe-agent")
+    config = {"kind": "mini-swe-agent", "bridge": BRIDGE, "env": {"X": "1"}}
+    described = build_agent("mini", config).describe()
+    assert described["package"] == "mini-swe-agent"
+    assert described["version"] == PRESETS["mini-swe-agent"].version
+    assert described["env"] == {"X": "1"} and "args" not in described
+    again = build_agent("mini", described)
+    assert again.describe() == described
+
+
+def test_a_preset_not_installed_is_installed_on_first_use(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    installed: list[str] = []
+
+    def install(preset: Preset, version: str) -> Path:
+        installed.append(f"{preset.package}=={version}")
+        return _fake_install(cache, preset.kind)
+
+    monkeypatch.setattr(installing, "install", install)
+    build_agent("mini", {"kind": "mini-swe-agent", "bridge": BRIDGE})
+    build_agent("mini", {"kind": "mini-swe-agent", "bridge": BRIDGE})
+    assert installed == ["mini-swe-agent==2.4.6"]  # once
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("installing mini-swe-agent 2.4.6 (pip) into ")
+
+
+def test_a_failed_install_refuses_the_agent(cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def install(preset: Preset, version: str) -> Path:
+        raise installing.InstallFailed("pip install exited with 1: no such version")
+
+    monkeypatch.setattr(installing, "install", install)
+    with pytest.raises(AgentConfigError) as refused:
+        build_agent("mini", {"kind": "mini-swe-agent", "version": "0.0.1", "bridge": BRIDGE})
+    message = str(refused.value)
+    assert "could not install mini-swe-agent 0.0.1" in message and "no such version" in message
+
+
+def test_a_preset_needs_its_bridge_and_its_own_package(cache: Path) -> None:
+    _fake_install(cache, "mini-swe-agent")
+    with pytest.raises(AgentConfigError, match="bridge"):
+        build_agent("mini", {"kind": "mini-swe-agent"})
+    with pytest.raises(AgentConfigError, match="not mini-swe-agent's"):
+        build_agent("mini", {"kind": "mini-swe-agent", "bridge": BRIDGE, "package": "evil"})
