@@ -102,6 +102,14 @@ def run(
             "compare tell agents apart.",
         ),
     ] = None,
+    bridge: Annotated[
+        str | None,
+        typer.Option(
+            "--bridge",
+            help="PROVIDER/MODEL: give the --agent-cmd agent a model bridge to this provider of "
+            "benchyard.yaml (docs/agent-protocol.md#the-model-bridge).",
+        ),
+    ] = None,
     concurrency: ConcurrencyOption = None,
     epochs: Annotated[int, typer.Option("--epochs", min=1, help="Attempts per scenario.")] = 1,
     limit: Annotated[
@@ -206,7 +214,7 @@ def run(
             param_hint="--executor",
         )
     config = load_project()
-    chosen = resolve_agent(config, agent, agent_cmd, agent_name)
+    chosen = resolve_agent(config, agent, agent_cmd, agent_name, bridge)
     loaded = load_benchmark(benchmark)
     where = open_executor(executor, ray_address)
     concurrency = where.lanes(concurrency)

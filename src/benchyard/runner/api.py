@@ -53,9 +53,11 @@ def resolve_agent(
     name: str | None,
     command: str | None,
     command_name: str | None = None,
+    bridge: str | None = None,
 ) -> Agent:
     """`--agent NAME` from benchyard.yaml (or the built-in oracle), or an inline `--agent-cmd`,
-    named `command_name` (`--agent-name`) so that history and compare can tell agents apart.
+    named `command_name` (`--agent-name`) so that history and compare can tell agents apart, with
+    a model bridge to `bridge` (`--bridge PROVIDER/MODEL`, a provider of benchyard.yaml).
     The secrets benchyard.yaml configures are registered for scrubbing; an agent given the store's
     URL (`db:` or BENCHYARD_DB; the URL actually used is checked again when the run starts) is
     refused."""
@@ -70,10 +72,18 @@ def resolve_agent(
         raise AgentConfigError(
             f"--agent-name takes 1 to {AGENT_NAME_CHARS} characters, found {len(command_name)}"
         )
+    if bridge is not None and not command:
+        raise AgentConfigError(
+            "--bridge gives an --agent-cmd agent its model; an --agent's bridge is declared in "
+            "benchyard.yaml"
+        )
     if command:
+        inline: dict[str, Any] = {"kind": "command", "command": command}
+        if bridge is not None:
+            inline["bridge"] = _bridge_option(bridge)
         return build_agent(
             (command_name or INLINE_AGENT_NAME).strip(),
-            _anchored(_priced({"kind": "command", "command": command}, config), Path.cwd()),
+            _anchored(_with_provider(inline, config), Path.cwd()),
         )
     if not name:
         raise AgentConfigError(
@@ -90,6 +100,17 @@ def resolve_agent(
     raise AgentConfigError(
         f"no agent named '{name}' (declared: {declared}); declare it in benchyard.yaml"
     )
+
+
+def _bridge_option(given: str) -> dict[str, str]:
+    """`--bridge PROVIDER/MODEL` as a bridge's settings (the model may hold slashes itself)."""
+    provider, _, model = given.partition("/")
+    if not provider.strip() or not model.strip():
+        raise AgentConfigError(
+            f"--bridge takes PROVIDER/MODEL, a provider of benchyard.yaml and its model; found "
+            f"'{given}'"
+        )
+    return {"provider": provider.strip(), "model": model.strip()}
 
 
 def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[str, Any]:

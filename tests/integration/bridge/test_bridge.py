@@ -162,6 +162,29 @@ def test_an_agent_reaches_its_model_only_through_the_bridge(
     assert "127.0.0.1:18080" in held  # the relay in the sandbox's own network namespace
 
 
+def test_an_inline_agent_gets_its_bridge_from_the_command_line(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
+    with FakeLLM(SCRIPT) as llm:
+        _project(cli.cwd, llm.url, tmp_path / "agent.py")  # the provider; its agent is unused
+        command = f"python3 {tmp_path / 'agent.py'}"
+        result = cli("run", str(bench), "--agent-cmd", command, "--bridge", "fake/bridged-model")
+        requests = list(llm.requests)
+    assert result.exit_code == 0, result.output
+    (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    assert len(_bridged(attempt)) == len(requests) == 2
+    assert all(event.cost_usd for event in _bridged(attempt))  # priced from benchyard.yaml
+    for wrong, said in [("fake", "takes PROVIDER/MODEL"), ("nowhere/m", "nowhere")]:
+        refused = cli("run", str(bench), "--agent-cmd", command, "--bridge", wrong)
+        assert refused.exit_code == 2 and said in refused.output, refused.output
+    refused = cli("run", str(bench), "--agent", "bridged", "--bridge", "fake/m")
+    assert refused.exit_code == 2 and "--agent-cmd" in refused.output, refused.output
+
+
 def test_a_provider_down_mid_attempt_is_an_uncounted_error(
     cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
