@@ -147,6 +147,35 @@ def test_fifos_in_place_of_the_protocol_files_do_not_hang_the_run(project_cli: C
     )
 
 
+def test_a_fifo_named_as_the_agent_s_program_or_interpreter_does_not_hang_the_run(
+    project_cli: Cli,
+) -> None:
+    """Preflight reads each program's `#!` line to show its interpreters in the sandbox: a FIFO
+    there, with no writer, would block that read for ever."""
+    bench = write_benchmark(project_cli.cwd / "bench", [CONTROL])
+    agents = project_cli.cwd / "agents"
+    agents.mkdir()
+    program, interpreter, script = agents / "program", agents / "interpreter", agents / "script"
+    for fifo in (program, interpreter):
+        os.mkfifo(fifo)
+        fifo.chmod(0o755)
+    script.write_text(f"#!{interpreter}\nprint('ok')\n", encoding="utf-8")
+    script.chmod(0o755)
+    for command, said in [
+        (str(program), f"{program} is not a regular file"),
+        (str(script), f"{script}'s interpreter: {interpreter} is not a regular file"),
+    ]:  # each refused before the run, as a configuration error
+        process = project_cli.process("run", str(bench), "--agent-cmd", command, "--retries", "0")
+        try:
+            out, err = process.communicate(timeout=RUN_LIMIT_SEC)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.communicate()
+            raise AssertionError(f"benchyard run hung on a FIFO for {RUN_LIMIT_SEC}s") from None
+        assert process.returncode == 2, out + err
+        assert said in out + err and "Traceback" not in err, out + err
+
+
 def test_a_change_with_odd_files_is_collected_without_a_harness_error(project_cli: Cli) -> None:
     fixtures = project_cli.cwd / "bench" / "scenarios" / "fixtures" / "repo"
     fixtures.mkdir(parents=True)

@@ -122,6 +122,8 @@ def _executable_problem(path: Path) -> str | None:
         return f"{path} does not exist"  # a dangling link too: what it points to is gone
     if path.is_dir():
         return f"{path} is a directory"
+    if not path.is_file():  # a FIFO, socket or device: exec refuses it whatever its mode says
+        return f"{path} is not a regular file"
     if not os.access(path, os.X_OK):
         return f"{path} is not executable"
     return None
