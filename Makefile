@@ -53,6 +53,7 @@ test: setup $(RAY_STAMP)
 	bash scripts/ensure-browser.sh
 	$(BIN)/benchyard agents install mini-swe-agent
 	$(BIN)/benchyard agents install aider
+	$(BIN)/benchyard agents install codex
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)

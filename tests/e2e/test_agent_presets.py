@@ -4,7 +4,7 @@ the default network (its model bridge only), against benchyard's fake model serv
 replies; the verdicts are right, every model call the server saw is in the trajectory with its
 tokens and time to first token, and the run records the preset's package and version.
 
-`make test` installs the presets first (`benchyard agents install NAME`), so that the tests do
+Codex CLI comes from npm. `make test` installs the presets first (`benchyard agents install NAME`), so that the tests do
 not download during the run; without it the fixture installs them (minutes)."""
 
 from __future__ import annotations
@@ -125,8 +125,25 @@ def _aider_script() -> dict[str, Any]:
     }
 
 
-SCRIPTS = {"mini-swe-agent": _mini_swe_agent_script, "aider": _aider_script}
-CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1}  # mini: the fix, then its submit command
+def _codex_script() -> dict[str, Any]:
+    """Codex CLI (the Responses API) calls its `exec_command` tool with the fix, then ends its turn
+    with a message once the command's output (its last input item) says it exited with 0."""
+    fixes = [
+        {"match": task, "content": "Fixing it.", "tool_calls": [
+            {"name": "exec_command", "arguments": {"cmd": f"sed -i '{sed}' calc.py"}}]}
+        for task, sed, _ in BUGS.values()
+    ]  # fmt: skip
+    return {"replies": [*fixes, {"match": "exited with code 0", "content": "Fixed."}]}
+
+
+SCRIPTS = {
+    "mini-swe-agent": _mini_swe_agent_script,
+    "aider": _aider_script,
+    "codex": _codex_script,
+}
+# mini-swe-agent: the fix, then its submit command; codex: the fix, then its closing message
+CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2}
+API = {"mini-swe-agent": "chat", "aider": "chat", "codex": "responses"}  # as the bridge saw it
 
 
 @pytest.mark.parametrize("kind", list(SCRIPTS))
@@ -158,5 +175,6 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     assert len(calls) == len(requests) == CALLS_PER_TASK[kind] * len(BUGS)
     for event in calls:
         assert event.tokens_in and event.tokens_out and event.ttft_sec is not None
+        assert event.data["api"] == API[kind]
     for attempt in attempts:
         assert attempt.patch and "calc.py" in attempt.patch and ".aider" not in attempt.patch

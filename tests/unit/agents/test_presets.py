@@ -60,6 +60,18 @@ def test_aider_removes_what_it_leaves_behind_and_keeps_its_exit_status(cache: Pa
     assert "--edit-format diff; status=$?; rm -rf -- ./.aider*; exit $status" in command
 
 
+def test_codex_runs_without_its_own_sandbox_on_the_bridge_responses_api(cache: Path) -> None:
+    program = _fake_install(cache, "codex")
+    agent = build_agent("codex", {"kind": "codex", "bridge": BRIDGE})
+    assert isinstance(agent, PresetAgent)
+    command = agent.config.command
+    assert command.startswith(f"{program} exec --skip-git-repo-check ")
+    assert "--dangerously-bypass-approvals-and-sandbox" in command and "-m m-1" in command
+    assert 'base_url="\\"$OPENAI_BASE_URL\\""' in command
+    assert 'wire_api="responses"' in command
+    assert agent.describe()["package"] == "@openai/codex"
+
+
 def test_a_run_records_the_package_and_version_and_builds_the_agent_again(cache: Path) -> None:
     _fake_install(cache, "mini-swe-agent")
     config = {"kind": "mini-swe-agent", "bridge": BRIDGE, "env": {"X": "1"}}

@@ -91,4 +91,23 @@ AIDER = Preset(
     summary="AI pair programming in the terminal (litellm, chat completions)",
 )
 
-PRESETS: dict[str, Preset] = {preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER)}
+CODEX = Preset(
+    kind="codex",
+    package="@openai/codex",
+    version="0.171.0",
+    installer="npm",
+    program="node_modules/.bin/codex",
+    # its own sandbox and approvals off (it cannot nest in benchyard's; the attempt's sandbox
+    # holds it), no git repository needed; a provider of its own on the bridge's base URL with the
+    # Responses API, the bridge token read from OPENAI_API_KEY; its config and sessions stay in
+    # the private $HOME (~/.codex).
+    arguments="exec --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox "
+    "--color never -m {model} -c 'model_provider=\"benchyard\"' "
+    "-c 'model_providers.benchyard.name=\"benchyard\"' "
+    '-c model_providers.benchyard.base_url="\\"$OPENAI_BASE_URL\\"" '
+    "-c 'model_providers.benchyard.env_key=\"OPENAI_API_KEY\"' "
+    "-c 'model_providers.benchyard.wire_api=\"responses\"' " + INSTRUCTION,
+    summary="OpenAI's coding agent (the Responses API)",
+)
+
+PRESETS: dict[str, Preset] = {preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX)}
