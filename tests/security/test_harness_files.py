@@ -33,15 +33,20 @@ def _script(directory: Path, source: str) -> str:
     return f"sh {path}"
 
 
-def _run_process(cli: Cli, bench: Path, command: str) -> dict[str, AttemptRecord]:
-    """`benchyard run` as a real process: a harness that hangs is caught by the time limit."""
-    process = cli.process("run", str(bench), "--agent-cmd", command, "-q")
+def _ended(process: subprocess.Popen[str]) -> tuple[str, str]:
+    """The process's stdout and stderr once it ended; a hang fails at RUN_LIMIT_SEC."""
     try:
-        out, err = process.communicate(timeout=RUN_LIMIT_SEC)
+        return process.communicate(timeout=RUN_LIMIT_SEC)
     except subprocess.TimeoutExpired:
         process.kill()
         process.communicate()
         raise AssertionError(f"benchyard run hung for {RUN_LIMIT_SEC}s") from None
+
+
+def _run_process(cli: Cli, bench: Path, command: str) -> dict[str, AttemptRecord]:
+    """`benchyard run` as a real process: a harness that hangs is caught by the time limit."""
+    process = cli.process("run", str(bench), "--agent-cmd", command, "-q")
+    out, err = _ended(process)
     assert process.returncode == 0, out + err
     store = Store.open(cli.db_url)
     try:
@@ -166,12 +171,7 @@ def test_a_fifo_named_as_the_agent_s_program_or_interpreter_does_not_hang_the_ru
         (str(script), f"{script}'s interpreter: {interpreter} is not a regular file"),
     ]:  # each refused before the run, as a configuration error
         process = project_cli.process("run", str(bench), "--agent-cmd", command, "--retries", "0")
-        try:
-            out, err = process.communicate(timeout=RUN_LIMIT_SEC)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.communicate()
-            raise AssertionError(f"benchyard run hung on a FIFO for {RUN_LIMIT_SEC}s") from None
+        out, err = _ended(process)
         assert process.returncode == 2, out + err
         assert said in out + err and "Traceback" not in err, out + err
 
