@@ -17,9 +17,10 @@ from pydantic import (
     field_validator,
 )
 
+from benchyard.config_file import CONFIG_FILE as CONFIG_FILE
+from benchyard.config_file import find_config as find_config
 from benchyard.spec.problems import BenchmarkInvalid
 
-CONFIG_FILE = "benchyard.yaml"
 MAX_AGENT_NAME = 200  # runs.agent_name
 
 
@@ -79,16 +80,6 @@ class ProjectConfig(BaseModel):
     base_dir: Path = Field(
         default_factory=Path.cwd, exclude=True, description="Where benchyard.yaml is."
     )
-
-
-def find_config(start: Path | None = None) -> Path | None:
-    """benchyard.yaml in `start` or the nearest parent directory holding one."""
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / CONFIG_FILE
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_config(path: Path | None) -> ProjectConfig:

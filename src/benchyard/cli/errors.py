@@ -61,10 +61,11 @@ def handle_errors(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def _store_fault(error: Exception) -> bool:
-    """A database that went away or broke mid-command (SQLAlchemy's OperationalError: server
-    gone, disk full, file unreadable), told without importing SQLAlchemy into every command."""
+    """A database that went away or broke mid-command (an OperationalError of SQLAlchemy or of
+    sqlite3, which reads SQLite stores for `runs`: server gone, disk full, file unreadable), told
+    without importing either into every command."""
     return any(
-        kind.__name__ == "OperationalError" and kind.__module__ == "sqlalchemy.exc"
+        kind.__name__ == "OperationalError" and kind.__module__ in ("sqlalchemy.exc", "sqlite3")
         for kind in type(error).__mro__
     )
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from benchyard.report.model import RunReport
     from benchyard.runner.trajectory import Event
     from benchyard.store.records import AttemptRecord, RunRecord
+    from benchyard.store.run_list import RunListing
     from benchyard.store.store import Store
 
 PIPED_WIDTH = 160
@@ -54,9 +55,9 @@ def _commit(run: RunRecord) -> str:
     return run.agent_commit[:10] + ("+dirty" if run.agent_dirty else "")
 
 
-def print_runs(store: Store, runs: list[RunRecord]) -> None:
+def print_runs(listing: RunListing) -> None:
     from benchyard.report.lineage import lineage
-    from benchyard.store.browse import node_counts, queue_counts, run_status_text
+    from benchyard.store.run_list import run_status_text
 
     table = Table()
     for column in (
@@ -73,12 +74,9 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
         "nodes",
     ):
         table.add_column(column)
-    counts = store.verdict_counts([run.id for run in runs])
-    nodes = node_counts(store, [run.id for run in runs])
-    queued = queue_counts(store, [run.id for run in runs])
-    calls = _speed_calls(store, runs)
-    for run in runs:
-        verdicts = counts.get(run.id, {})
+    calls = listing.speed_calls
+    for run in listing.runs:
+        verdicts = listing.verdicts.get(run.id, {})
         finished, passed = sum(verdicts.values()), verdicts.get("passed", 0)
         errors = verdicts.get("error", 0)
         table.add_row(
@@ -87,16 +85,17 @@ def print_runs(store: Store, runs: list[RunRecord]) -> None:
             Text(f"{run.benchmark_name} {run.benchmark_version}"),
             Text(run.agent_name),
             _commit(run),
-            run_status_text(run.status, queued.get(run.id)),
+            run_status_text(run.status, listing.queued.get(run.id)),
             f"{calls[run.id]}/{run.planned_attempts} calls"
             if run.id in calls
             else f"{finished}/{run.planned_attempts}",
             str(passed),
             Text(str(errors), style="bold red" if errors else ""),
             Text("; ".join(lineage(run))),
-            Text(nodes_text(nodes.get(run.id, {}))),
+            Text(nodes_text(listing.nodes.get(run.id, {}))),
         )
-    _console().print(table if runs else "no runs yet: try `benchyard run starter --agent oracle`")
+    rows = table if listing.runs else "no runs yet: try `benchyard run starter --agent oracle`"
+    _console().print(rows)
 
 
 def nodes_text(counts: dict[str, int]) -> str:
@@ -104,17 +103,6 @@ def nodes_text(counts: dict[str, int]) -> str:
     if len(counts) == 1:
         return next(iter(counts))
     return f"{len(counts)} nodes" if counts else ""
-
-
-def _speed_calls(store: Store, runs: list[RunRecord]) -> dict[str, int]:
-    """Calls measured by each speed run (`benchyard speed`), which has no attempts."""
-    speed = [run.id for run in runs if run.kind == "speed"]
-    if not speed:
-        return {}
-    from benchyard.speed.records import sample_counts
-
-    counts = sample_counts(store, speed, with_warmup=True)
-    return {run_id: counts.get(run_id, 0) for run_id in speed}
 
 
 def _moment(moment: datetime | None) -> str:

@@ -27,35 +27,29 @@ def runs(
     db: DbOption = None,
 ) -> None:
     """The run history, newest first, with each run's commit."""
-    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.context import reading
+    from benchyard.store.run_list import QueueCounts, run_listing
 
     check_list_format(format)
-    store = open_store(db, load_project())
-    listed = store.list_runs(limit, benchmark)
+    with reading(db) as reader:
+        listing = run_listing(reader, limit, benchmark)
     if format == "json":
         from benchyard.report.listing import dump_json, run_entry
-        from benchyard.store.browse import QueueCounts, node_counts, queue_counts
 
-        ids = [run.id for run in listed]
-        counts, nodes, queued = (
-            store.verdict_counts(ids),
-            node_counts(store, ids),
-            queue_counts(store, ids),
-        )
         entries = [
             run_entry(
                 run,
-                counts.get(run.id, {}),
-                nodes.get(run.id),
-                queued.get(run.id, QueueCounts(run.id)).stuck,
+                listing.verdicts.get(run.id, {}),
+                listing.nodes.get(run.id),
+                listing.queued.get(run.id, QueueCounts(run.id)).stuck,
             )
-            for run in listed
+            for run in listing.runs
         ]
         sys.stdout.write(dump_json(entries))
         return
     from benchyard.cli.render import print_runs
 
-    print_runs(store, listed)
+    print_runs(listing)
 
 
 @handle_errors

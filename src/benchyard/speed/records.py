@@ -5,13 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
-from sqlalchemy import func, insert, select, update
+from sqlalchemy import insert, select, update
 
 from benchyard.speed.models import Sample
+from benchyard.store.run_list import SPEED_KIND as SPEED_KIND
 from benchyard.store.schema import runs, speed_samples
 from benchyard.store.store import Store
 
-SPEED_KIND = "speed"
 _SAMPLE_COLUMNS = tuple(column.name for column in speed_samples.columns if column.name != "run_id")
 
 
@@ -33,22 +33,6 @@ def load_samples(store: Store, run_id: str) -> list[Sample]:
     )
     with store.engine.connect() as connection:
         return [Sample.model_validate(row._asdict()) for row in connection.execute(query)]
-
-
-def sample_counts(
-    store: Store, run_ids: Sequence[str], with_warmup: bool = False
-) -> dict[str, int]:
-    """Measured calls (warm-ups left out unless asked for) of each speed run, in one query."""
-    if not run_ids:
-        return {}
-    query = select(speed_samples.c.run_id, func.count()).where(
-        speed_samples.c.run_id.in_(list(run_ids))
-    )
-    if not with_warmup:
-        query = query.where(speed_samples.c.phase != "warmup")
-    query = query.group_by(speed_samples.c.run_id)
-    with store.engine.connect() as connection:
-        return {run_id: int(count) for run_id, count in connection.execute(query)}
 
 
 def end_run(store: Store, run_id: str, status: str, reason: str | None = None) -> None:

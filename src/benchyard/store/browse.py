@@ -29,7 +29,10 @@ from sqlalchemy import (
 )
 
 from benchyard.errors import BenchyardError
+from benchyard.store import run_list
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
+from benchyard.store.run_list import QueueCounts as QueueCounts
+from benchyard.store.run_list import run_status_text as run_status_text
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
 from benchyard.store.search import matching
 from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
@@ -801,38 +804,9 @@ def run_progress(store: Store, run: RunRecord) -> RunProgress:
     )
 
 
-@dataclass(frozen=True)
-class QueueCounts:
-    run_id: str
-    queued: int = 0
-    claimed: int = 0
-    done: int = 0
-    cancelled: int = 0
-    stuck: int = 0  # claimed attempts their worker's watchdog found stuck (runner/watchdog.py)
-
-
 def queue_counts(store: Store, run_ids: Sequence[str]) -> dict[str, QueueCounts]:
     """Each run's queued attempts by state, and its stuck ones, in one query."""
-    if not run_ids:
-        return {}
-    query = (
-        select(q.c.run_id, q.c.state, func.count(), func.count(q.c.stuck_since))
-        .where(q.c.run_id.in_(list(run_ids)))
-        .group_by(q.c.run_id, q.c.state)
-    )
-    raw: dict[str, dict[str, int]] = {}
-    with store.engine.connect() as connection:
-        for run_id, state, count, stuck in connection.execute(query):
-            counts = raw.setdefault(run_id, {})
-            counts[state] = int(count)
-            if state == "claimed":
-                counts["stuck"] = int(stuck)
-    return {run_id: QueueCounts(run_id, **states) for run_id, states in raw.items()}
-
-
-def run_status_text(status: str, counts: QueueCounts | None) -> str:
-    """A run's status, with its stuck attempts when it has any: `running (2 stuck)`."""
-    return f"{status} ({counts.stuck} stuck)" if counts and counts.stuck else status
+    return run_list.queue_counts(store.reader, run_ids)
 
 
 def queue_runs(store: Store, *, limit: int = 20) -> list[RunRecord]:
@@ -892,22 +866,8 @@ class QueuedAttempt:
 
 
 def node_counts(store: Store, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
-    """Final attempts per node for each run (where they ran; runs recorded before nodes were
-    kept have none), in one query."""
-    if not run_ids:
-        return {}
-    a = attempts
-    query = (
-        select(a.c.run_id, a.c.node, func.count())
-        .where(a.c.run_id.in_(list(run_ids)), a.c.superseded.is_(False), a.c.node.is_not(None))
-        .group_by(a.c.run_id, a.c.node)
-        .order_by(a.c.run_id, a.c.node)
-    )
-    counts: dict[str, dict[str, int]] = {}
-    with store.engine.connect() as connection:
-        for run_id, node, count in connection.execute(query):
-            counts.setdefault(str(run_id), {})[str(node)] = int(count)
-    return counts
+    """Final attempts per node for each run, in one query."""
+    return run_list.node_counts(store.reader, run_ids)
 
 
 def open_attempts(store: Store, *, limit: int = 100) -> list[QueuedAttempt]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -15,6 +14,12 @@ from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, m
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from benchyard.errors import BenchyardError
+from benchyard.store.lite import DEFAULT_DB_DIR as DEFAULT_DB_DIR
+from benchyard.store.lite import DEFAULT_DB_FILE as DEFAULT_DB_FILE
+from benchyard.store.lite import MIGRATIONS, head_revisions
+from benchyard.store.lite import default_db_url as default_db_url
+from benchyard.store.lite import head_revision as head_revision
+from benchyard.store.lite import resolve_db_url as resolve_db_url
 
 
 class StoreUnavailable(BenchyardError):
@@ -25,20 +30,9 @@ class StoreGone(StoreUnavailable):
     """The SQLite file a store opened was removed or replaced while in use."""
 
 
-DEFAULT_DB_DIR = ".benchyard"
-DEFAULT_DB_FILE = "benchyard.db"
 SUPPORTED = "sqlite (sqlite:///path/to/store.db) and postgresql (postgresql://user@host/database)"
 _DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
 MIGRATION_LOCK_KEY = 0x62656E6368796172  # "benchyar": PostgreSQL's advisory lock of migrations
-
-
-def default_db_url(cwd: Path | None = None) -> str:
-    return f"sqlite:///{(cwd or Path.cwd()) / DEFAULT_DB_DIR / DEFAULT_DB_FILE}"
-
-
-def resolve_db_url(explicit: str | None, configured: str | None = None) -> str:
-    """--db, then BENCHYARD_DB, then the project config, then SQLite under ./.benchyard/."""
-    return explicit or os.environ.get("BENCHYARD_DB") or configured or default_db_url()
 
 
 def with_driver(url: str) -> str:
@@ -145,27 +139,6 @@ class OpenedFile:
                 f"the store file {self.path} was removed or replaced during the run: "
                 "the results written to it since it was opened are lost"
             )
-
-
-MIGRATIONS = Path(__file__).parent / "migrations"
-
-
-def head_revision() -> str:
-    """The newest migration: files are named `NNNN_<what>.py` with revision id `NNNN`, in order."""
-    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
-
-
-_DOWN_REVISION = re.compile(r"^down_revision\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
-
-
-def head_revisions() -> frozenset[str]:
-    """The revisions no other migration follows: one once the chain is linear; several while
-    migrations written side by side still branch from one revision (until they are re-chained)."""
-    revisions, followed = set(), set()
-    for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"):
-        revisions.add(path.name.split("_", 1)[0])
-        followed.update(_DOWN_REVISION.findall(path.read_text(encoding="utf-8")))
-    return frozenset(revisions - followed)
 
 
 def _current_revisions(engine: Engine) -> frozenset[str]:

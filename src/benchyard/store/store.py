@@ -25,6 +25,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from benchyard.errors import BenchyardError
 from benchyard.runner import trajectory as trajectory_codec
 from benchyard.store import outputs as outputs_codec
+from benchyard.store import run_list
 from benchyard.store.engine import (
     OpenedFile,
     StoreUnavailable,
@@ -32,6 +33,7 @@ from benchyard.store.engine import (
     make_engine,
     shown_url,
 )
+from benchyard.store.lite import EngineReader
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results, runs
 
@@ -112,14 +114,13 @@ class Store:
             raise RunNotFound(f"no run '{run_id}'")
         return run_from_row(row)
 
+    @property
+    def reader(self) -> EngineReader:
+        """This store's engine as a Reader of the queries written once as SQL text (run_list.py)."""
+        return EngineReader(self.engine)
+
     def list_runs(self, limit: int | None = None, benchmark: str | None = None) -> list[RunRecord]:
-        query = select(runs).order_by(runs.c.started_at.desc(), runs.c.id.desc())
-        if benchmark:
-            query = query.where(runs.c.benchmark_name == benchmark)
-        if limit:
-            query = query.limit(limit)
-        with self.engine.connect() as connection:
-            return [run_from_row(row) for row in connection.execute(query)]
+        return run_list.list_runs(self.reader, limit, benchmark)
 
     def resolve_run(self, reference: str) -> RunRecord:
         """A run id, a unique id prefix, `latest` or `latest~N`."""
@@ -228,18 +229,7 @@ class Store:
 
     def verdict_counts(self, run_ids: list[str]) -> dict[str, dict[str, int]]:
         """Final attempts per verdict for each run, in one query."""
-        if not run_ids:
-            return {}
-        query = (
-            select(attempts.c.run_id, attempts.c.verdict, func.count())
-            .where(attempts.c.run_id.in_(run_ids), attempts.c.superseded.is_(False))
-            .group_by(attempts.c.run_id, attempts.c.verdict)
-        )
-        counts: dict[str, dict[str, int]] = {}
-        with self.engine.connect() as connection:
-            for run_id, verdict, count in connection.execute(query):
-                counts.setdefault(run_id, {})[verdict] = int(count)
-        return counts
+        return run_list.verdict_counts(self.reader, run_ids)
 
     def count_superseded(self, run_id: str) -> int:
         query = (

@@ -118,3 +118,27 @@ def test_the_report_looks_for_the_note_the_patch_scan_writes() -> None:
     from benchyard.report import flags
 
     assert flags.SUSPICIOUS_PATCH == SUSPICIOUS_PATCH
+
+
+def test_runs_reads_a_sqlite_store_without_sqlalchemy(tmp_path: Path) -> None:
+    """`runs` reads a SQLite store at the head revision through the standard library's sqlite3
+    (issue 27, item 3): SQLAlchemy is for PostgreSQL and for a store to create or migrate."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1")])
+    imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", url], tmp_path)
+
+    for args in (["runs"], ["runs", "--format", "json"]):
+        modules = imported_by([*args, "--db", url], tmp_path)
+
+        assert "benchyard.store.lite" in modules
+        assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+        assert "benchyard.config" not in modules  # no benchyard.yaml to read
+
+
+def test_runs_creates_a_missing_sqlite_store_through_sqlalchemy(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'new' / 'store.db'}"
+
+    modules = imported_by(["runs", "--db", url], tmp_path)
+
+    assert "sqlalchemy" in modules
+    assert (tmp_path / "new" / "store.db").is_file()

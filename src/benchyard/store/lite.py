@@ -1,0 +1,140 @@
+"""Reading a SQLite store with the standard library's `sqlite3`, without SQLAlchemy (whose import
+with its SQLite dialect costs a quarter second, more than the rest of a command that only reads),
+and what opening a store needs before SQLAlchemy: the store's URL and the schema's head revisions.
+
+A read query is written once, as SQL text that both drivers run through a `Reader`: `SqliteReader`
+here, for a plain `sqlite:///PATH` file already at the head revision; `EngineReader`, a SQLAlchemy
+connection, for PostgreSQL and for a SQLite store that `Store.open` must create or migrate first
+(`open_at_head` says which). Values come back as each driver hands them: `listing.py` reads both
+(SQLite's datetimes and JSON as text, its booleans as integers)."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+
+DEFAULT_DB_DIR = ".benchyard"
+DEFAULT_DB_FILE = "benchyard.db"
+BUSY_TIMEOUT_SEC = 10.0  # as engine.py's PRAGMA busy_timeout=10000
+SQLITE_HEADER = b"SQLite format 3\x00"
+MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def default_db_url(cwd: Path | None = None) -> str:
+    return f"sqlite:///{(cwd or Path.cwd()) / DEFAULT_DB_DIR / DEFAULT_DB_FILE}"
+
+
+def resolve_db_url(explicit: str | None, configured: str | None = None) -> str:
+    """--db, then BENCHYARD_DB, then the project config, then SQLite under ./.benchyard/."""
+    return explicit or os.environ.get("BENCHYARD_DB") or configured or default_db_url()
+
+
+def head_revision() -> str:
+    """The newest migration: files are named `NNNN_<what>.py` with revision id `NNNN`, in order."""
+    return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))
+
+
+_DOWN_REVISION = re.compile(r"^down_revision\s*=\s*[\"']([^\"']+)[\"']", re.MULTILINE)
+
+
+def head_revisions() -> frozenset[str]:
+    """The revisions no other migration follows: one once the chain is linear; several while
+    migrations written side by side still branch from one revision (until they are re-chained)."""
+    revisions, followed = set(), set()
+    for path in (MIGRATIONS / "versions").glob("[0-9]*_*.py"):
+        revisions.add(path.name.split("_", 1)[0])
+        followed.update(_DOWN_REVISION.findall(path.read_text(encoding="utf-8")))
+    return frozenset(revisions - followed)
+
+
+class Reader(Protocol):
+    """Runs one read query, SQL text with `:name` parameters, and returns its rows."""
+
+    def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]: ...
+
+
+def in_list(name: str, values: Iterable[Any], params: dict[str, Any]) -> str:
+    """`:name_0, :name_1, ...` for an `IN (...)` of `values`, each added to `params`."""
+    names = []
+    for index, value in enumerate(values):
+        params[f"{name}_{index}"] = value
+        names.append(f":{name}_{index}")
+    return ", ".join(names)
+
+
+class SqliteReader:
+    """A Reader over one sqlite3 connection to a store at the head revision."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self.connection = connection
+
+    def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        return self.connection.execute(sql, dict(params)).fetchall()
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+class EngineReader:
+    """A Reader over a SQLAlchemy engine (PostgreSQL, or SQLite opened by Store.open)."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
+        from sqlalchemy import text
+
+        with self.engine.connect() as connection:
+            return list(connection.execute(text(sql), dict(params)).all())
+
+
+_PLAIN_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")
+
+
+def plain_sqlite_file(url: str) -> Path | None:
+    """The file of a plain `sqlite:///PATH` URL (absolute), as store/engine.py's `sqlite_file`
+    reads it; None for any other URL (PostgreSQL, in-memory, a query string, %-escapes), which
+    is left to SQLAlchemy."""
+    for prefix in _PLAIN_PREFIXES:
+        if url.startswith(prefix):
+            path = url[len(prefix) :]
+            if not path or path == ":memory:" or any(mark in path for mark in "?#%"):
+                return None
+            return Path(path).absolute()
+    return None
+
+
+def open_at_head(url: str) -> SqliteReader | None:
+    """A reader of the store at `url` when it is a plain SQLite file that exists and is at the
+    head revision; None otherwise: Store.open then creates or migrates it, or says what is wrong
+    with it, in its own words."""
+    path = plain_sqlite_file(url)
+    if path is None or not _starts_like_sqlite(path):
+        return None
+    try:
+        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SEC)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = connection.execute("SELECT version_num FROM alembic_version").fetchall()
+    except sqlite3.Error:
+        rows = []
+    if not rows or frozenset(str(row[0]) for row in rows) != head_revisions():
+        connection.close()
+        return None
+    return SqliteReader(connection)
+
+
+def _starts_like_sqlite(path: Path) -> bool:
+    try:
+        with path.open("rb") as file:
+            return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+    except OSError:
+        return False
