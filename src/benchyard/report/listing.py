@@ -7,7 +7,7 @@ from __future__ import annotations
 import io
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -271,6 +271,13 @@ def write_strict_json(payload: Any, out: TextIO, *, ensure_ascii: bool = True) -
     holds its whole JSON text (100 MiB less at its peak)."""
     json.dump(_finite(payload), out, indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
     out.write("\n")
+
+
+def iter_strict_json(payload: Any, *, ensure_ascii: bool = True) -> Iterator[str]:
+    """`write_strict_json`'s text in pieces, as it is made (the web UI streams a report's)."""
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, allow_nan=False)
+    yield from encoder.iterencode(_finite(payload))
+    yield "\n"
 
 
 def _finite(value: Any) -> Any:

@@ -16,9 +16,10 @@ import hashlib
 import html
 import re
 import shutil
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 from starlette.testclient import TestClient
@@ -119,15 +120,26 @@ class _Writer:
 
     def comparison(self, runs: list[RunRecord]) -> None:
         query = urlencode([("run", run.id) for run in runs] + [("allow_mismatch", "true")])
-        self.page(f"/compare?{query}", "compare/index.html")
+        paging = self.client.get(f"/api/compare?{query}").json()["paging"]
+        for number in range(1, (paging["pages"] if paging else 1) + 1):
+            place = "" if number == 1 else f"page-{number}/"
+            self.page(f"/compare?{query}&page={number}", f"compare/{place}index.html")
         if len(runs) > 3:
             return
-        grid = self.client.get(f"/api/compare?{query}").json()["grid"]
         names = ",".join(run.id for run in runs)
-        for row in grid:
+        for row in self.grid_rows(query):
             key = self.side_key(row["scenario_id"], row["epoch"])
             side = urlencode({"runs": names, "scenario": row["scenario_id"], "epoch": row["epoch"]})
             self.page(f"/compare/side?{side}", f"compare/side/{key}/index.html")
+
+    def grid_rows(self, query: str) -> Iterator[dict[str, Any]]:
+        """Every row of the comparison's grid that differs, over all its pages."""
+        number, pages = 1, 1
+        while number <= pages:
+            shown = self.client.get(f"/api/compare?{query}&page={number}&per_page=1000").json()
+            yield from shown["grid"]
+            pages = shown["paging"]["pages"]
+            number += 1
 
     def side_key(self, scenario_id: str, epoch: int) -> str:
         digest = hashlib.sha256(f"{scenario_id}\0{epoch}".encode()).hexdigest()[:16]
@@ -177,6 +189,8 @@ class _Writer:
             return f"/attempts/{found}/" if found else "/compare/"
         if path.startswith("/attempts/") and path.count("/") == 2:
             return f"{path}/"
+        if path == "/compare" and int(query.get("page", "1") or 1) > 1:
+            return f"/compare/page-{int(query['page'])}/"
         if path in ("/runs", "/compare", "/"):
             return f"{path.rstrip('/')}/"
         return path

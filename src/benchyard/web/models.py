@@ -382,11 +382,19 @@ class ComparePage(WebModel):
     run_ids: list[str]
     runs: list[RunRow] = Field(description="The runs compared, baseline first.")
     choices: list[RunRow] = Field(description="Recent runs to pick from.")
-    comparison: Comparison | None
+    comparison: Comparison | None = Field(
+        description="The library's comparison (report/compare.py) without its rows: they are in "
+        "grid, a page at a time."
+    )
     categories: dict[str, CategoryDelta] = Field(default_factory=dict)
-    grid: list[GridRow]
-    grid_total: int
-    differ_only: bool
+    grid: list[GridRow] = Field(description="The rows of this page of the grid, flips first.")
+    grid_total: int = Field(description="The rows `show` keeps, over all pages.")
+    paging: Paging | None = Field(description="The grid's page; null with no comparison.")
+    show: Literal["changed", "regressions", "all"] = Field(
+        description="changed: the rows whose verdicts differ (the default); regressions: those a "
+        "candidate made worse (pass to fail, or pass to error); all: every row."
+    )
+    differ_only: bool = Field(description="Whether unchanged rows are left out (show is not all).")
     allow_mismatch: bool
     error: str | None
 

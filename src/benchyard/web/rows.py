@@ -1,8 +1,12 @@
-"""Runs and attempts as table rows: the figures each row shows, from the store's tallies."""
+"""Runs and attempts as table rows: the figures each row shows, from the store's tallies (those of
+runs that ended are remembered)."""
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary
 
 from benchyard.report.flags import is_long, review_flags
 from benchyard.report.stats import wilson_interval
@@ -13,6 +17,7 @@ from benchyard.store.store import Store
 from benchyard.web.models import AttemptRow, CheckBrief, RunRow
 
 ACTIVE = frozenset({"queued", "running"})
+REMEMBERED_TALLIES = 4_096
 
 
 def is_subset(run: RunRecord) -> bool:
@@ -22,8 +27,56 @@ def is_subset(run: RunRecord) -> bool:
 
 
 def run_rows(store: Store, runs: Sequence[RunRecord]) -> list[RunRow]:
-    tallies = run_tallies(store, [run.id for run in runs])
+    tallies = _remembered(store).tallies(store, runs)
     return [run_row(run, tallies.get(run.id, RunTally(run.id))) for run in runs]
+
+
+class TallyCache:
+    """The tallies of runs that can no longer change (not queued, not running), by run id, status
+    and end: a list of runs counts only its runs that are new or still going (every view of the
+    runs list counted every attempt of its 50 runs again)."""
+
+    def __init__(self, size: int = REMEMBERED_TALLIES) -> None:
+        self.size = size
+        self._entries: OrderedDict[tuple[str, str, object], RunTally] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def tallies(self, store: Store, runs: Sequence[RunRecord]) -> dict[str, RunTally]:
+        found: dict[str, RunTally] = {}
+        with self._lock:
+            for run in runs:
+                known = self._entries.get(_key(run)) if run.status not in ACTIVE else None
+                if known is not None:
+                    self._entries.move_to_end(_key(run))
+                    found[run.id] = known
+        missing = [run for run in runs if run.id not in found]
+        counted = run_tallies(store, [run.id for run in missing]) if missing else {}
+        with self._lock:
+            for run in missing:
+                tally = counted.get(run.id, RunTally(run.id))
+                found[run.id] = tally
+                if run.status not in ACTIVE:
+                    self._entries[_key(run)] = tally
+            while len(self._entries) > self.size:
+                self._entries.popitem(last=False)
+        return found
+
+
+def _key(run: RunRecord) -> tuple[str, str, object]:
+    return run.id, run.status, run.finished_at
+
+
+_caches: WeakKeyDictionary[Store, TallyCache] = WeakKeyDictionary()
+_caches_lock = threading.Lock()
+
+
+def _remembered(store: Store) -> TallyCache:
+    """The tallies remembered for this open store."""
+    with _caches_lock:
+        cache = _caches.get(store)
+        if cache is None:
+            cache = _caches[store] = TallyCache()
+        return cache
 
 
 def run_row(run: RunRecord, tally: RunTally) -> RunRow:

@@ -4,10 +4,9 @@ and its full report."""
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Annotated, Any
+from typing import Annotated
 
 from anyio import to_thread
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -15,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
 from benchyard.report.build import build_report
+from benchyard.report.listing import iter_strict_json
 from benchyard.report.stats import wilson_interval
 from benchyard.store import search
 from benchyard.store.browse import (
@@ -428,11 +428,24 @@ async def run_events(request: Request, run_ref: str) -> StreamingResponse:
     )
 
 
-@router.get("/api/runs/{run_ref}/report")
-def run_report(state: State, run_ref: str, merged: bool = False) -> dict[str, Any]:
-    """The run's report, as `benchyard report RUN --format json` writes it."""
+@router.get("/api/runs/{run_ref}/report", response_class=StreamingResponse)
+def run_report(state: State, run_ref: str, merged: bool = False) -> StreamingResponse:
+    """The run's report, as `benchyard report RUN --format json` writes it (the same function
+    writes it), streamed as it is written: a 100,000-attempt report is never whole in memory."""
     run = state.store.resolve_run(run_ref)
-    report: dict[str, Any] = json.loads(
-        build_report(state.store, run, merged=merged).model_dump_json()
-    )
-    return report
+    payload = build_report(state.store, run, merged=merged).model_dump(mode="json")
+    return StreamingResponse(_pieces(iter_strict_json(payload)), media_type="application/json")
+
+
+def _pieces(text: Iterator[str], size: int = 1 << 16) -> Iterator[bytes]:
+    """The text in pieces of about `size` characters (the encoder's own are a few bytes each)."""
+    pending: list[str] = []
+    length = 0
+    for piece in text:
+        pending.append(piece)
+        length += len(piece)
+        if length >= size:
+            yield "".join(pending).encode()
+            pending, length = [], 0
+    if pending:
+        yield "".join(pending).encode()
