@@ -14,6 +14,7 @@ import httpx
 from benchyard.store.store import Store
 from benchyard.web.bundle import write_bundle
 from tests.integration.web.file_server import file_server
+from tests.integration.web.paged import CHANGED, fill_paged
 from tests.integration.web.support import Filled
 from tests.support import Cli
 
@@ -78,3 +79,18 @@ def test_the_command_writes_it_and_says_how_to_serve_it(
     assert "python -m http.server" in done.output
     assert (out / "runs" / filled.baseline / "index.html").is_file()
     assert not (out / "compare").exists()  # one run: nothing to compare
+
+
+def test_a_bundle_holds_every_page_of_a_comparison(store: Store, tmp_path: Path) -> None:
+    """A comparison with more changed rows than a page shows: its pages are copied, and the page
+    links of each lead to the others, the last one holding the last row."""
+    baseline, candidate = fill_paged(store)
+    out = tmp_path / "bundle"
+    write_bundle(store, [baseline, candidate], out, ())
+    first = (out / "compare" / "index.html").read_text(encoding="utf-8")
+    assert f"rows 1\u2013100 of {CHANGED}" in first
+    assert 'href="/compare/page-3/"' in first and 'href="/compare/page-2/"' in first
+    last = (out / "compare" / "page-3" / "index.html").read_text(encoding="utf-8")
+    assert f"rows 201\u2013{CHANGED} of {CHANGED}" in last and "p-179" in last
+    assert 'href="/compare/"' in last  # back to the first page
+    assert len(list((out / "compare" / "side").iterdir())) == CHANGED  # every changed row's
