@@ -54,6 +54,7 @@ test: setup $(RAY_STAMP)
 	$(BIN)/benchyard agents install mini-swe-agent
 	$(BIN)/benchyard agents install aider
 	$(BIN)/benchyard agents install codex
+	$(BIN)/benchyard agents install claude-code
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)

@@ -4,8 +4,10 @@ the default network (its model bridge only), against benchyard's fake model serv
 replies; the verdicts are right, every model call the server saw is in the trajectory with its
 tokens and time to first token, and the run records the preset's package and version.
 
-Codex CLI comes from npm. `make test` installs the presets first (`benchyard agents install NAME`), so that the tests do
-not download during the run; without it the fixture installs them (minutes)."""
+Codex CLI and Claude Code come from npm. `make test` installs the presets first (`benchyard
+agents install NAME`), so that the tests do not download during the run; without it the test
+installs them (minutes). The claude-code case also checks the fake server reads Claude Code's
+requests (`/v1/messages?beta=true`, a `system` message among its messages)."""
 
 from __future__ import annotations
 
@@ -136,14 +138,28 @@ def _codex_script() -> dict[str, Any]:
     return {"replies": [*fixes, {"match": "exited with code 0", "content": "Fixed."}]}
 
 
+def _claude_code_script() -> dict[str, Any]:
+    """Claude Code (Anthropic Messages) calls its `Bash` tool with the fix, then ends its turn
+    with a message (the reply to anything else: the command's empty output)."""
+    fixes = [
+        {"match": task, "content": "Fixing it.", "tool_calls": [
+            {"name": "Bash", "arguments": {"command": f"sed -i '{sed}' calc.py",
+                                           "description": "Fix the bug"}}]}
+        for task, sed, _ in BUGS.values()
+    ]  # fmt: skip
+    return {"replies": fixes, "default": {"content": "Fixed."}}
+
+
 SCRIPTS = {
     "mini-swe-agent": _mini_swe_agent_script,
     "aider": _aider_script,
     "codex": _codex_script,
+    "claude-code": _claude_code_script,
 }
-# mini-swe-agent: the fix, then its submit command; codex: the fix, then its closing message
-CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2}
-API = {"mini-swe-agent": "chat", "aider": "chat", "codex": "responses"}  # as the bridge saw it
+# mini-swe-agent: the fix, then its submit command; the others: the fix, then a closing message
+CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2, "claude-code": 2}
+# the API each speaks, as the bridge saw it
+API = {"mini-swe-agent": "chat", "aider": "chat", "codex": "responses", "claude-code": "messages"}
 
 
 @pytest.mark.parametrize("kind", list(SCRIPTS))
@@ -175,6 +191,6 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     assert len(calls) == len(requests) == CALLS_PER_TASK[kind] * len(BUGS)
     for event in calls:
         assert event.tokens_in and event.tokens_out and event.ttft_sec is not None
-        assert event.data["api"] == API[kind]
+        assert event.data and event.data["api"] == API[kind]
     for attempt in attempts:
         assert attempt.patch and "calc.py" in attempt.patch and ".aider" not in attempt.patch

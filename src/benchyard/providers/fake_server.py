@@ -99,7 +99,7 @@ class FakeLLM:
         loop = asyncio.get_running_loop()
         arrived = loop.time()  # the request is read: scripted delays count from here
         script = self.player.script
-        path = request.path.rstrip("/")
+        path = request.path.split("?", 1)[0].rstrip("/")  # Claude Code's `?beta=true`
         if request.method == "GET" and (path.endswith("/models") or path == "/props"):
             await asyncio.sleep(script.probe_delay_sec)
             if path.endswith("/models"):

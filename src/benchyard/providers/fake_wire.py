@@ -101,8 +101,13 @@ def _responses_messages(body: dict[str, Any]) -> list[dict[str, str]]:
 
 def _anthropic_messages(body: dict[str, Any]) -> list[dict[str, str]]:
     messages = _system(body.get("system"))
-    for message in body.get("messages") or []:
-        if not isinstance(message, dict):
+    turns = body.get("messages") or []
+    # a `system` message among them (Claude Code's context) counts as the system's, before the
+    # others: never the message a reply answers
+    context = [m for m in turns if isinstance(m, dict) and m.get("role") == "system"]
+    messages += [{"role": "system", "content": _text(m.get("content"))} for m in context]
+    for message in turns:
+        if not isinstance(message, dict) or message.get("role") == "system":
             continue
         role, content = str(message.get("role") or "user"), message.get("content")
         blocks: list[Any] = content if isinstance(content, list) else [content]

@@ -72,6 +72,15 @@ def test_codex_runs_without_its_own_sandbox_on_the_bridge_responses_api(cache: P
     assert agent.describe()["package"] == "@openai/codex"
 
 
+def test_claude_code_runs_in_print_mode_without_asking(cache: Path) -> None:
+    program = _fake_install(cache, "claude-code")
+    agent = build_agent("claude", {"kind": "claude-code", "bridge": BRIDGE})
+    assert isinstance(agent, PresetAgent)
+    assert agent.config.command.startswith(f"{program} -p --dangerously-skip-permissions ")
+    assert agent.config.env["ANTHROPIC_SMALL_FAST_MODEL"] == "m-1"
+    assert agent.config.env["DISABLE_AUTOUPDATER"] == "1"
+
+
 def test_a_run_records_the_package_and_version_and_builds_the_agent_again(cache: Path) -> None:
     _fake_install(cache, "mini-swe-agent")
     config = {"kind": "mini-swe-agent", "bridge": BRIDGE, "env": {"X": "1"}}

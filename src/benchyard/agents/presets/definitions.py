@@ -110,4 +110,26 @@ CODEX = Preset(
     summary="OpenAI's coding agent (the Responses API)",
 )
 
-PRESETS: dict[str, Preset] = {preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX)}
+CLAUDE_CODE = Preset(
+    kind="claude-code",
+    package="@anthropic-ai/claude-code",
+    version="2.1.332",
+    installer="npm",
+    program="node_modules/.bin/claude",
+    # print mode (one task, no terminal), every tool allowed without asking (the attempt's
+    # sandbox holds it); it reads ANTHROPIC_BASE_URL and ANTHROPIC_API_KEY (the bridge's), and
+    # keeps its settings and sessions in the private $HOME (~/.claude).
+    arguments="-p --dangerously-skip-permissions --model {model} " + INSTRUCTION,
+    env={
+        "DISABLE_AUTOUPDATER": "1",
+        "IS_SANDBOX": "1",  # it is: --dangerously-skip-permissions is then allowed to any user
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "ANTHROPIC_SMALL_FAST_MODEL": "{model}",  # its side calls (titles, summaries) too
+        "ANTHROPIC_DEFAULT_HAIKU_MODEL": "{model}",
+    },
+    summary="Anthropic's coding agent (Anthropic Messages)",
+)
+
+PRESETS: dict[str, Preset] = {
+    preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX, CLAUDE_CODE)
+}
