@@ -55,6 +55,7 @@ test: setup $(RAY_STAMP)
 	$(BIN)/benchyard agents install aider
 	$(BIN)/benchyard agents install codex
 	$(BIN)/benchyard agents install claude-code
+	$(BIN)/benchyard agents install qwen-code
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)

@@ -150,16 +150,39 @@ def _claude_code_script() -> dict[str, Any]:
     return {"replies": fixes, "default": {"content": "Fixed."}}
 
 
+def _qwen_code_script() -> dict[str, Any]:
+    """qwen-code refuses a `sed -i` on a file it has not read (and reads only absolute paths), so
+    its shell tool fixes the bug with Python; then it ends its turn with a message."""
+    edits = {"fix-add": ("a - b", "a + b"), "fix-mul": ("return a + b", "return a * b")}
+    fixes = []
+    for sid, (task, _, _) in BUGS.items():
+        old, new = edits[sid]
+        command = (
+            "python3 -c \"import pathlib; p = pathlib.Path('calc.py'); "
+            f"p.write_text(p.read_text().replace('{old}', '{new}'))\""
+        )
+        call = {"name": "run_shell_command", "arguments": {"command": command}}
+        fixes.append({"match": task, "content": "Fixing it.", "tool_calls": [call]})
+    return {"replies": fixes, "default": {"content": "Fixed."}}
+
+
 SCRIPTS = {
     "mini-swe-agent": _mini_swe_agent_script,
     "aider": _aider_script,
     "codex": _codex_script,
     "claude-code": _claude_code_script,
+    "qwen-code": _qwen_code_script,
 }
 # mini-swe-agent: the fix, then its submit command; the others: the fix, then a closing message
-CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2, "claude-code": 2}
+CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2, "claude-code": 2, "qwen-code": 2}
 # the API each speaks, as the bridge saw it
-API = {"mini-swe-agent": "chat", "aider": "chat", "codex": "responses", "claude-code": "messages"}
+API = {
+    "mini-swe-agent": "chat",
+    "aider": "chat",
+    "codex": "responses",
+    "claude-code": "messages",
+    "qwen-code": "chat",
+}
 
 
 @pytest.mark.parametrize("kind", list(SCRIPTS))

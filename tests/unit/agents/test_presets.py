@@ -81,6 +81,14 @@ def test_claude_code_runs_in_print_mode_without_asking(cache: Path) -> None:
     assert agent.config.env["DISABLE_AUTOUPDATER"] == "1"
 
 
+def test_qwen_code_approves_every_tool_call_on_the_bridge(cache: Path) -> None:
+    program = _fake_install(cache, "qwen-code")
+    agent = build_agent("qwen", {"kind": "qwen-code", "bridge": BRIDGE})
+    assert isinstance(agent, PresetAgent)
+    assert agent.config.command.startswith(f"{program} --yolo --auth-type openai -m m-1 ")
+    assert agent.config.env["OPENAI_MODEL"] == "m-1"
+
+
 def test_a_run_records_the_package_and_version_and_builds_the_agent_again(cache: Path) -> None:
     _fake_install(cache, "mini-swe-agent")
     config = {"kind": "mini-swe-agent", "bridge": BRIDGE, "env": {"X": "1"}}

@@ -130,6 +130,20 @@ CLAUDE_CODE = Preset(
     summary="Anthropic's coding agent (Anthropic Messages)",
 )
 
+QWEN_CODE = Preset(
+    kind="qwen-code",
+    package="@qwen-code/qwen-code",
+    version="0.24.4",
+    installer="npm",
+    program="node_modules/.bin/qwen",
+    # every tool call allowed (the attempt's sandbox holds it), the OpenAI-compatible client on
+    # OPENAI_BASE_URL and OPENAI_API_KEY (the bridge's); the task as its one-shot prompt; its
+    # settings in the private $HOME (~/.qwen)
+    arguments="--yolo --auth-type openai -m {model} " + INSTRUCTION,
+    env={"OPENAI_MODEL": "{model}", "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"},
+    summary="Qwen's coding agent (chat completions)",
+)
+
 PRESETS: dict[str, Preset] = {
-    preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX, CLAUDE_CODE)
+    preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX, CLAUDE_CODE, QWEN_CODE)
 }
