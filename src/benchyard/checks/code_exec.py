@@ -64,7 +64,7 @@ class CodeExecParams(CheckParams):
         return self
 
 
-@check("code_exec", CodeExecParams, needs_code=True)
+@check("code_exec", CodeExecParams, needs_code=True, reads_change=False)
 async def code_exec(params: CodeExecParams, evidence: Evidence) -> CheckResult:
     """The code in the answer passes the test asserts, run in a fresh sandbox."""
     code = workspace(evidence, "code_exec")

@@ -65,6 +65,9 @@ class CheckType:
     evaluate: CheckFunction
     summary: str
     needs_code: bool = False  # graded in a fresh verification sandbox (Evidence.code)
+    # A code check that grades the answer alone (its code written into the verification workdir),
+    # never the agent's change to its workdir: no git snapshot or patch is needed for it.
+    reads_change: bool = True
 
 
 _registry: dict[str, CheckType] = {}
@@ -72,11 +75,13 @@ _plugins_loaded = False
 
 
 def check(
-    name: str, params: type[P], *, needs_code: bool = False
+    name: str, params: type[P], *, needs_code: bool = False, reads_change: bool = True
 ) -> Callable[[Callable[[P, Evidence], Outcome]], Callable[[P, Evidence], Outcome]]:
     """Register a check type: `@check("regex", RegexParams)` over `def regex(params, evidence)`.
 
-    A check may be `async`; one that runs code says `needs_code=True` and gets `evidence.code`.
+    A check may be `async`; one that runs code says `needs_code=True` and gets `evidence.code`;
+    one that runs only the answer's code, never the agent's change, also says `reads_change=False`
+    (its workspace then holds the pristine and verification fixtures without the change).
     A built-in name may be registered only by its own module (BUILTIN_CHECKS).
     """
 
@@ -86,7 +91,7 @@ def check(
         if BUILTIN_CHECKS.get(name, function.__module__) != function.__module__:
             raise ValueError(f"'{name}' is a built-in check type: a plugin cannot replace it")
         summary = (function.__doc__ or "").strip().splitlines()[0] if function.__doc__ else ""
-        _registry[name] = CheckType(name, params, function, summary, needs_code)
+        _registry[name] = CheckType(name, params, function, summary, needs_code, reads_change)
         return function
 
     return register

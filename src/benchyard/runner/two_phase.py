@@ -1,8 +1,10 @@
 """Two-phase attempts for coding scenarios.
 
 Phase one: the agent works in its workdir, which holds the pristine fixtures; a git snapshot of
-them is taken first, outside the workdir. Phase two: the agent's change is collected as a patch,
-and each code check grades it in a verification workspace of its own, built fresh from the
+them is taken first, outside the workdir, unless every code check of the scenario grades the
+answer alone (`reads_change=False`: code_exec, humaneval, mbpp), which then needs neither snapshot
+nor patch (six git processes an attempt saved) and keeps none. Phase two: the agent's change is
+collected as a patch, and each code check grades it in a verification workspace of its own, built fresh from the
 pristine fixtures with the patch applied and the verification-only fixtures (hidden tests) copied
 over it, and run in a fresh sandbox of the run's kind. The agent never sees the hidden files and
 cannot tamper with the tests that grade it.
@@ -74,6 +76,16 @@ def needs_two_phase(scenario: Scenario) -> bool:
     return False
 
 
+def reads_change(scenario: Scenario) -> bool:
+    """Whether a code check of the scenario grades the agent's change to its workdir (so that the
+    change must be collected as a patch), rather than the answer alone."""
+    for spec in scenario.checks:
+        check_type = get_check_type(spec.type)
+        if check_type is not None and check_type.needs_code and check_type.reads_change:
+            return True
+    return False
+
+
 @dataclass
 class Workspace:
     """One code check's verification workdir and sandbox (implements checks.base.CodeWorkspace)."""
@@ -121,21 +133,23 @@ class CodingAttempt:
     _numbers: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
     async def start(self) -> CodingAttempt:
-        """Snapshot the pristine workdir; call before the agent runs."""
+        """Snapshot the pristine workdir, when a check reads the change; call before the agent
+        runs."""
         try:
             self.root.mkdir(parents=True)
         except OSError as error:
             raise AttemptFailure(
                 FailureKind.SANDBOX_START, f"could not prepare the verification directory: {error}"
             ) from error
-        self.snapshot = await take_snapshot(self.workdir, self.root / "git")
+        if reads_change(self.scenario):
+            self.snapshot = await take_snapshot(self.workdir, self.root / "git")
         return self
 
     async def collect(self) -> Patch:
-        """The agent's change as a patch (collected once, after the agent's run)."""
+        """The agent's change as a patch (collected once, after the agent's run); an empty one
+        when no check reads it (no snapshot was taken)."""
         if self.patch is None:
-            assert self.snapshot is not None
-            self.patch = await self.snapshot.diff()
+            self.patch = await self.snapshot.diff() if self.snapshot else Patch("", ())
         return self.patch
 
     @asynccontextmanager
@@ -180,7 +194,7 @@ class CodingAttempt:
         return error
 
     def stored_patch(self) -> str | None:
-        return self.patch.stored() if self.patch else None
+        return self.patch.stored() if self.patch and self.snapshot else None
 
     def remove(self) -> None:
         remove_tree(self.root, ignore_errors=True)

@@ -53,7 +53,8 @@ def coding_scenario(hidden: dict[str, str] | None = None, **extra: Any) -> Scena
                     {"dest": dest, "content": content} for dest, content in (hidden or {}).items()
                 ],
             },
-            "checks": [{"type": "equals", "value": "x"}],
+            # diff_quality reads the agent's change: the attempt collects it as a patch.
+            "checks": [{"type": "equals", "value": "x"}, {"type": "diff_quality"}],
             **extra,
         }
     )
@@ -79,6 +80,7 @@ async def coding_attempt(
     change: Change | Callable[[Path], None] | None = None,
     hidden: dict[str, str] | None = None,
     sandbox: Sandbox | None = None,
+    scenario: Scenario | None = None,
 ) -> AsyncIterator[CodingAttempt]:
     """An attempt whose agent applied `change` to the pristine files, its patch collected."""
     bench, scratch = tmp_path / "bench", tmp_path / "scratch"
@@ -86,7 +88,7 @@ async def coding_attempt(
     write_files(bench / "repo", dict(pristine))
     scratch.mkdir()
     make_scratch_layout(scratch)
-    scenario = coding_scenario(hidden)
+    scenario = scenario or coding_scenario(hidden)
     dirs = prepare_dirs(scratch, "a1", scenario, bench)
     attempt = await CodingAttempt(
         scenario,

@@ -9,8 +9,9 @@ import pytest
 
 from benchyard.checks.base import CheckFailedToRun
 from benchyard.checks.code_support import answer_code
+from benchyard.runner.two_phase import reads_change
 
-from .code_helpers import evaluate, workspace
+from .code_helpers import coding_attempt, coding_scenario, evaluate, workspace
 from .helpers import params_error
 
 ADD = "```python\ndef add(a, b):\n    return a + b\n```"
@@ -318,3 +319,22 @@ async def test_the_tests_are_gone_before_the_solution_starts(tmp_path: Path) -> 
     async with workspace(tmp_path, hidden=hidden) as code:
         result = await evaluate("code_exec", code, snoop, tests_file="checks/hidden_expected.py")
     assert result.reason.startswith("the solution could not be imported: RuntimeError: found []")
+
+
+async def test_an_answer_only_scenario_takes_no_snapshot_and_keeps_no_patch(
+    tmp_path: Path,
+) -> None:
+    """code_exec grades the answer alone: no git snapshot, no patch, and the workspace holds the
+    pristine fixtures without what the agent wrote into its workdir."""
+    scenario = coding_scenario(checks=[{"type": "code_exec", "tests": TESTS}])
+    assert not reads_change(scenario)
+    async with coding_attempt(
+        tmp_path, {"helper.py": "pristine\n"}, {"helper.py": "changed\n"}, scenario=scenario
+    ) as attempt:
+        assert attempt.snapshot is None and attempt.stored_patch() is None
+        async with attempt.open_workspace() as code:
+            assert (code.workdir / "helper.py").read_text() == "pristine\n"
+            result = await evaluate("code_exec", code, ADD, tests=TESTS)
+    assert result.passed, result.reason
+    assert not (tmp_path / "scratch" / "verify" / "a1" / "git").exists()
+    assert reads_change(coding_scenario())  # diff_quality reads the change

@@ -104,7 +104,7 @@ def official_program(params: HumanEvalParams, completion: str) -> Program:
     )
 
 
-@check("humaneval", HumanEvalParams, needs_code=True)
+@check("humaneval", HumanEvalParams, needs_code=True, reads_change=False)
 async def humaneval(params: HumanEvalParams, evidence: Evidence) -> CheckResult:
     """HumanEval's official program (prompt + completion + test + check) runs without error."""
     code = workspace(evidence, "humaneval")

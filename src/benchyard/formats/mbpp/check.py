@@ -69,7 +69,7 @@ def program_of(params: MbppParams, code: str, names: tuple[str, ...] | None = No
     )
 
 
-@check("mbpp", MbppParams, needs_code=True)
+@check("mbpp", MbppParams, needs_code=True, reads_change=False)
 async def mbpp(params: MbppParams, evidence: Evidence) -> CheckResult:
     """MBPP's program (imports, setup code, the code, every assert) runs without error."""
     code = workspace(evidence, "mbpp")
