@@ -17,8 +17,8 @@ from benchyard.checks.code_support import (
     answer_code,
     exit_text,
     one_line,
+    packed,
     run_script,
-    script,
     tail,
     workspace,
 )
@@ -78,7 +78,7 @@ async def code_exec(params: CodeExecParams, evidence: Evidence) -> CheckResult:
         tests_file = str(code.io_dir / "tests.py")
     assert tests_file is not None
     mode = "same" if params.same_process else "process"
-    sources = [script("code_exec_wire"), script("code_exec_solution")]
+    sources = [packed("code_exec_wire"), packed("code_exec_solution")]
     outcome = await run_script(
         code,
         "code_exec_driver",

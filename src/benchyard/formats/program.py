@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from benchyard.checks.base import CheckResult, CodeWorkspace
 from benchyard.checks.code_exec import APART, FAILURE_PREFIX, SAME
-from benchyard.checks.code_support import exit_text, one_line, run_script, script, tail
+from benchyard.checks.code_support import exit_text, one_line, packed, run_script, tail
 from benchyard.sandbox.process import ProcessOutcome
 
 MODULE = "solution"
@@ -86,7 +86,7 @@ async def run_program(code: CodeWorkspace, program: Program, label: str) -> Chec
     tests_file.write_text(program.tests, encoding="utf-8")
     mode = "same" if program.same_process else "process"
     how = SAME if program.same_process else APART
-    sources = [script("code_exec_wire"), script("code_exec_solution")]
+    sources = [packed("code_exec_wire"), packed("code_exec_solution")]
     timeout = program.time_limit_sec + STARTUP_ALLOWANCE_SEC
     outcome = await run_script(
         code,
