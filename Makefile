@@ -56,6 +56,7 @@ test: setup $(RAY_STAMP)
 	$(BIN)/benchyard agents install codex
 	$(BIN)/benchyard agents install claude-code
 	$(BIN)/benchyard agents install qwen-code
+	$(BIN)/benchyard agents install opencode
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)

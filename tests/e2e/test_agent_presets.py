@@ -166,15 +166,35 @@ def _qwen_code_script() -> dict[str, Any]:
     return {"replies": fixes, "default": {"content": "Fixed."}}
 
 
+def _opencode_script() -> dict[str, Any]:
+    """opencode asks for a title first (a side call, no tools: the reply is ignored), then calls
+    its `bash` tool with the fix, then ends its turn with a message."""
+    fixes = [
+        {"match": task, "content": "Fixing it.", "tool_calls": [
+            {"name": "bash", "arguments": {"command": f"sed -i '{sed}' calc.py",
+                                           "description": "Fix the bug"}}]}
+        for task, sed, _ in BUGS.values()
+    ]  # fmt: skip
+    return {"replies": fixes, "default": {"content": "Fixed."}}
+
+
 SCRIPTS = {
     "mini-swe-agent": _mini_swe_agent_script,
     "aider": _aider_script,
     "codex": _codex_script,
     "claude-code": _claude_code_script,
     "qwen-code": _qwen_code_script,
+    "opencode": _opencode_script,
 }
 # mini-swe-agent: the fix, then its submit command; the others: the fix, then a closing message
-CALLS_PER_TASK = {"mini-swe-agent": 2, "aider": 1, "codex": 2, "claude-code": 2, "qwen-code": 2}
+CALLS_PER_TASK = {
+    "mini-swe-agent": 2,
+    "aider": 1,
+    "codex": 2,
+    "claude-code": 2,
+    "qwen-code": 2,
+    "opencode": 3,  # its title first
+}
 # the API each speaks, as the bridge saw it
 API = {
     "mini-swe-agent": "chat",
@@ -182,6 +202,7 @@ API = {
     "codex": "responses",
     "claude-code": "messages",
     "qwen-code": "chat",
+    "opencode": "chat",
 }
 
 

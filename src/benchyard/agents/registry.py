@@ -1,6 +1,6 @@
 """Registry of agent kinds. Built-ins: `command`, `openai`, `oracle`, and the presets of
 agents/presets/ (`mini-swe-agent`, `aider`, `codex`,
-`claude-code`, `qwen-code`); other packages add kinds through the
+`claude-code`, `qwen-code`, `opencode`); other packages add kinds through the
 `benchyard.agents` entry-point group (each entry point is a factory `(name, config) -> Agent`)."""
 
 from __future__ import annotations

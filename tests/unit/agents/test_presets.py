@@ -5,6 +5,7 @@ programs."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -87,6 +88,18 @@ def test_qwen_code_approves_every_tool_call_on_the_bridge(cache: Path) -> None:
     assert isinstance(agent, PresetAgent)
     assert agent.config.command.startswith(f"{program} --yolo --auth-type openai -m m-1 ")
     assert agent.config.env["OPENAI_MODEL"] == "m-1"
+
+
+def test_opencode_gets_its_provider_on_the_bridge_inline(cache: Path) -> None:
+    _fake_install(cache, "opencode")
+    agent = build_agent("oc", {"kind": "opencode", "bridge": BRIDGE})
+    assert isinstance(agent, PresetAgent)
+    config = json.loads(agent.config.env["OPENCODE_CONFIG_CONTENT"])
+    provider = config["provider"]["benchyard"]
+    assert provider["options"]["baseURL"] == "{env:OPENAI_BASE_URL}"
+    assert list(provider["models"]) == ["m-1"] and config["model"] == "benchyard/m-1"
+    assert config["permission"]["bash"] == "allow"
+    assert " run -m benchyard/m-1 " in agent.config.command
 
 
 def test_a_run_records_the_package_and_version_and_builds_the_agent_again(cache: Path) -> None:

@@ -43,7 +43,8 @@ class Preset:
         return f"{command}; status=$?; rm -rf -- {left}; exit $status"
 
     def environment(self, model: str) -> dict[str, str]:
-        return {name: value.format(model=model) for name, value in self.env.items()}
+        """Its variables, `{model}` replaced (and no other brace: a value may hold JSON)."""
+        return {name: value.replace("{model}", model) for name, value in self.env.items()}
 
 
 MINI_SWE_AGENT = Preset(
@@ -144,6 +145,29 @@ QWEN_CODE = Preset(
     summary="Qwen's coding agent (chat completions)",
 )
 
+# opencode's configuration, given inline: a provider of its own on the bridge (its base URL and
+# token read from the environment when it starts), every permission allowed, no sharing, no
+# automatic updates
+_OPENCODE_CONFIG = (
+    '{"$schema": "https://opencode.ai/config.json", "autoupdate": false, "share": "disabled", '
+    '"permission": {"edit": "allow", "bash": "allow", "webfetch": "deny"}, '
+    '"model": "benchyard/{model}", "provider": {"benchyard": {"npm": "@ai-sdk/openai-compatible", '
+    '"name": "benchyard", "options": {"baseURL": "{env:OPENAI_BASE_URL}", '
+    '"apiKey": "{env:OPENAI_API_KEY}"}, "models": {"{model}": {}}}}}'
+)
+
+OPENCODE = Preset(
+    kind="opencode",
+    package="opencode-ai",
+    version="1.18.33",
+    installer="npm",
+    program="node_modules/.bin/opencode",
+    arguments="run -m benchyard/{model} " + INSTRUCTION,
+    env={"OPENCODE_CONFIG_CONTENT": _OPENCODE_CONFIG, "OPENCODE_DISABLE_AUTOUPDATE": "1"},
+    summary="sst's opencode (chat completions, through its OpenAI-compatible provider)",
+)
+
 PRESETS: dict[str, Preset] = {
-    preset.kind: preset for preset in (MINI_SWE_AGENT, AIDER, CODEX, CLAUDE_CODE, QWEN_CODE)
+    preset.kind: preset
+    for preset in (MINI_SWE_AGENT, AIDER, CODEX, CLAUDE_CODE, QWEN_CODE, OPENCODE)
 }
