@@ -11,6 +11,7 @@ requests (`/v1/messages?beta=true`, a `system` message among its messages)."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -238,3 +239,9 @@ def test_a_preset_fixes_bugs_through_the_bridge(
         assert event.data and event.data["api"] == API[kind]
     for attempt in attempts:
         assert attempt.patch and "calc.py" in attempt.patch and ".aider" not in attempt.patch
+    # ATIF names the agent's version: the preset's package version
+    out = tmp_path / "atif"
+    assert cli("export", run.id, "--format", "atif", "-o", str(out)).exit_code == 0
+    entry = json.loads((out / "index.json").read_text())["trajectories"][0]
+    document = json.loads((out / entry["file"]).read_text())
+    assert document["agent"]["version"] == preset.version
