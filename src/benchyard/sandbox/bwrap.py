@@ -24,6 +24,10 @@ What the command sees and may do:
 
 A command that bwrap could not start (a bad mount, no user namespaces) is told apart from one that
 failed by a marker the shell inside writes just before it runs the command.
+
+`/bin/sh -c COMMAND` where COMMAND is plain words (no expansion, redirection, operator, glob,
+assignment or shell keyword or builtin: see without_shell) runs as those words, exec'd by the
+shell inside: one shell fewer per command, with the same outcome.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import atexit
 import contextlib
 import functools
 import os
+import re
 import shlex
 import subprocess
 from collections.abc import Iterable
@@ -69,6 +74,80 @@ STDERR_TAIL_CHARS = 300
 # bwrap's own processes in the command's cgroup (its monitor and the namespace's init), allowed on
 # top of the scenario's process limit.
 BWRAP_PROCESSES = 2
+# A word the shell takes as it is, once its quotes are gone: unquoted characters that nothing
+# expands, single-quoted text, double-quoted text without $, `, \ or !.
+_PLAIN_WORD = r"""(?:[A-Za-z0-9_@%+=:,./-]|'[^']*'|"[^"$`\\!]*")+"""
+_PLAIN_COMMAND = re.compile(rf"[ \t]*{_PLAIN_WORD}(?:[ \t]+{_PLAIN_WORD})*[ \t]*")
+# What a shell runs itself rather than a program of that name, or takes as syntax.
+SHELL_WORDS = frozenset(
+    [
+        "!",
+        "{",
+        "}",
+        "case",
+        "do",
+        "done",
+        "elif",
+        "else",
+        "esac",
+        "fi",
+        "for",
+        "function",
+        "if",
+        "in",
+        "select",
+        "then",
+        "time",
+        "until",
+        "while",
+        ".",
+        ":",
+        "[",
+        "[[",
+        "alias",
+        "bg",
+        "break",
+        "builtin",
+        "cd",
+        "chdir",
+        "command",
+        "continue",
+        "declare",
+        "echo",
+        "eval",
+        "exec",
+        "exit",
+        "export",
+        "false",
+        "fc",
+        "fg",
+        "getopts",
+        "hash",
+        "jobs",
+        "kill",
+        "let",
+        "local",
+        "printf",
+        "pwd",
+        "read",
+        "readonly",
+        "return",
+        "set",
+        "shift",
+        "source",
+        "test",
+        "times",
+        "trap",
+        "true",
+        "type",
+        "typeset",
+        "ulimit",
+        "umask",
+        "unalias",
+        "unset",
+        "wait",
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -141,6 +220,7 @@ class BubblewrapSandbox:
         timeout_sec: float,
         output_cap_bytes: int,
     ) -> ProcessOutcome:
+        argv = without_shell(argv)
         limits, held_mb = limits_left(self.request.limits, workdir, io_dir)
         cgroup = await self._new_cgroup(limits)
         ready_read, ready_write = os.pipe()
@@ -273,6 +353,22 @@ def _shown_args(host: HostPaths) -> list[str]:
     for path in again:
         args += ["--ro-bind-try", str(path), str(path)]
     return args
+
+
+def without_shell(argv: list[str]) -> list[str]:
+    """`/bin/sh -c COMMAND` as COMMAND's words when it is plain words whose first is a program
+    (no shell keyword or builtin, no assignment, no option), which the shell would run as they
+    are; any other argv as it is."""
+    if len(argv) != 3 or argv[:2] != ["/bin/sh", "-c"]:
+        return argv
+    command = argv[2]
+    if _PLAIN_COMMAND.fullmatch(command) is None:
+        return argv
+    words = shlex.split(command)
+    first = command.split()[0]
+    if not words[0] or words[0].startswith("-") or words[0] in SHELL_WORDS or "=" in first:
+        return argv
+    return words
 
 
 def _enter_cgroup(cgroup: Cgroup | None) -> list[str]:
