@@ -77,10 +77,14 @@ def packed(name: str) -> str:
     with the same magic number loads the code (no compiling 37 KB of driver per grading), any other
     compiles the source. It travels in the command line, which benchyard alone writes before
     anything of the agent's runs: nothing in the sandbox can change it."""
-    source = script(name)
-    code = compile(source, f"{name}.py", "exec", dont_inherit=True)
+    return pack(script(name), f"{name}.py")
+
+
+def pack(source: str, filename: str, magic: bytes = importlib.util.MAGIC_NUMBER) -> str:
+    """`source` with its bytecode, compiled by this interpreter for `magic` (see packed)."""
+    code = compile(source, filename, "exec", dont_inherit=True)
     data = base64.b64encode(marshal.dumps(code)).decode("ascii")
-    return f"{PACKED} {importlib.util.MAGIC_NUMBER.hex()} {data}\n{source}"
+    return f"{PACKED} {magic.hex()} {data}\n{source}"
 
 
 async def run_model_code(

@@ -3,12 +3,15 @@ in a process apart from the solution's, calling it across a pipe of plain data."
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from benchyard.checks.base import CheckFailedToRun
-from benchyard.checks.code_support import answer_code
+from benchyard.checks.code_support import RUN_PACKED, answer_code, pack
 from benchyard.runner.two_phase import reads_change
 
 from .code_helpers import coding_attempt, coding_scenario, evaluate, workspace
@@ -338,3 +341,24 @@ async def test_an_answer_only_scenario_takes_no_snapshot_and_keeps_no_patch(
     assert result.passed, result.reason
     assert not (tmp_path / "scratch" / "verify" / "a1" / "git").exists()
     assert reads_change(coding_scenario())  # diff_quality reads the change
+
+
+@pytest.mark.parametrize(
+    ("magic", "ran"),
+    [(importlib.util.MAGIC_NUMBER, "bytecode"), (b"\x00\x00\r\n", "source")],
+)
+def test_a_packed_script_runs_its_bytecode_only_under_its_own_magic_number(
+    magic: bytes, ran: str
+) -> None:
+    """The bytecode is loaded by an interpreter with the magic number it was compiled for; any
+    other compiles the source that follows it (here they differ, to tell which ran)."""
+    bytecode = pack("import sys\nprint('bytecode', sys.argv[1:])\n", "s.py", magic)
+    source = "import sys\nprint('source', sys.argv[1:])\n"
+    packed_text = bytecode.split("\n", 1)[0] + "\n" + source
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", RUN_PACKED, packed_text, "a", "b"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"{ran} ['a', 'b']\n"
