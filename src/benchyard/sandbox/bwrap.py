@@ -79,75 +79,13 @@ BWRAP_PROCESSES = 2
 _PLAIN_WORD = r"""(?:[A-Za-z0-9_@%+=:,./-]|'[^']*'|"[^"$`\\!]*")+"""
 _PLAIN_COMMAND = re.compile(rf"[ \t]*{_PLAIN_WORD}(?:[ \t]+{_PLAIN_WORD})*[ \t]*")
 # What a shell runs itself rather than a program of that name, or takes as syntax.
-SHELL_WORDS = frozenset(
-    [
-        "!",
-        "{",
-        "}",
-        "case",
-        "do",
-        "done",
-        "elif",
-        "else",
-        "esac",
-        "fi",
-        "for",
-        "function",
-        "if",
-        "in",
-        "select",
-        "then",
-        "time",
-        "until",
-        "while",
-        ".",
-        ":",
-        "[",
-        "[[",
-        "alias",
-        "bg",
-        "break",
-        "builtin",
-        "cd",
-        "chdir",
-        "command",
-        "continue",
-        "declare",
-        "echo",
-        "eval",
-        "exec",
-        "exit",
-        "export",
-        "false",
-        "fc",
-        "fg",
-        "getopts",
-        "hash",
-        "jobs",
-        "kill",
-        "let",
-        "local",
-        "printf",
-        "pwd",
-        "read",
-        "readonly",
-        "return",
-        "set",
-        "shift",
-        "source",
-        "test",
-        "times",
-        "trap",
-        "true",
-        "type",
-        "typeset",
-        "ulimit",
-        "umask",
-        "unalias",
-        "unset",
-        "wait",
-    ]
+_SHELL_WORDS_TEXT = (
+    "! { } case do done elif else esac fi for function if in select then time until while "
+    ". : [ [[ alias bg break builtin cd chdir command continue declare echo eval exec exit "
+    "export false fc fg getopts hash jobs kill let local printf pwd read readonly return set "
+    "shift source test times trap true type typeset ulimit umask unalias unset wait"
 )
+SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
 
 
 @dataclass(frozen=True)
