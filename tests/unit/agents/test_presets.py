@@ -147,3 +147,14 @@ def test_a_preset_needs_its_bridge_and_its_own_package(cache: Path) -> None:
         build_agent("mini", {"kind": "mini-swe-agent"})
     with pytest.raises(AgentConfigError, match="not mini-swe-agent's"):
         build_agent("mini", {"kind": "mini-swe-agent", "bridge": BRIDGE, "package": "evil"})
+
+
+def test_an_installer_failure_shows_its_error_lines() -> None:
+    pip = (
+        "Collecting x\n  Downloading...\nERROR: Could not find a version\n"
+        "ERROR: No matching distribution found for x==0\n"
+    )
+    assert installing._why(pip) == (
+        "ERROR: Could not find a version ERROR: No matching distribution found for x==0"
+    )
+    assert installing._why("a\nb\n" + "c" * 1000).endswith("c" * 10)

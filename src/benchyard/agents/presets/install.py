@@ -107,5 +107,14 @@ def _run(command: list[str]) -> None:
         raise InstallFailed(f"{' '.join(command[:3])} ...: {error}") from error
     output = done.stdout.decode("utf-8", errors="replace")
     if done.returncode != 0:
-        tail = " ".join(output.split())[-ERROR_TAIL_CHARS:]
-        raise InstallFailed(f"{' '.join(command)} exited with {done.returncode}: {tail}")
+        raise InstallFailed(f"{' '.join(command)} exited with {done.returncode}: {_why(output)}")
+
+
+def _why(output: str) -> str:
+    """The installer's error lines (pip's `ERROR: ...`, npm's `npm error ...`), else the end of
+    its output, on one line."""
+    lines = [line.strip() for line in output.splitlines()]
+    errors = [line for line in lines if line.upper().startswith(("ERROR", "NPM ERR"))]
+    if errors:  # each shown from its start: "ERROR: No matching distribution found for ..."
+        return " ".join(line[: ERROR_TAIL_CHARS // 2] for line in errors[-2:])
+    return " ".join(output.split())[-ERROR_TAIL_CHARS:]
