@@ -245,3 +245,16 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     entry = json.loads((out / "index.json").read_text())["trajectories"][0]
     document = json.loads((out / entry["file"]).read_text())
     assert document["agent"]["version"] == preset.version
+
+
+def test_agents_lists_the_kinds_and_every_preset(cli: Cli) -> None:
+    listed = cli("agents", db=False)
+    assert listed.exit_code == 0, listed.output
+    assert listed.output.startswith("kinds: command, openai, oracle")
+    for preset in PRESETS.values():
+        assert any(
+            line.split()[:3] == [preset.kind, preset.package, preset.version]
+            for line in listed.output.splitlines()
+        ), listed.output
+    refused = cli("agents", "install", "no-such-agent", db=False)
+    assert refused.exit_code == 2 and "is no preset" in refused.output
