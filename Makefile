@@ -51,12 +51,7 @@ test: setup $(RAY_STAMP)
 	bash scripts/ensure-services.sh
 	bash scripts/ensure-sandboxes.sh
 	bash scripts/ensure-browser.sh
-	$(BIN)/benchyard agents install mini-swe-agent
-	$(BIN)/benchyard agents install aider
-	$(BIN)/benchyard agents install codex
-	$(BIN)/benchyard agents install claude-code
-	$(BIN)/benchyard agents install qwen-code
-	$(BIN)/benchyard agents install opencode
+	echo mini-swe-agent aider codex claude-code qwen-code opencode | xargs -n 1 -P 6 $(BIN)/benchyard agents install
 	PG_TEST_URL='$(PG_TEST_URL)' bash scripts/test-both-stores.sh $(BIN)/pytest
 
 test-sqlite: setup $(RAY_STAMP)
