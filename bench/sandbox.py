@@ -21,7 +21,14 @@ imports, store, the sandbox's checks, one attempt) over the floor, which leaves 
 work; wall and CPU, each repetition over the floor measured next to it.
 benchyard's bytecode is compiled once, into a scratch PYTHONPYCACHEPREFIX, as an installed package
 has it (whatever PYTHONDONTWRITEBYTECODE says).
-Run: .venv/bin/python bench/sandbox.py (BENCH_SANDBOX_ATTEMPTS, BENCH_SANDBOX_REPEAT: a quicker look)
+
+HumanEval (when shared/datasets/humaneval is there): the first BENCH_SANDBOX_HUMANEVAL problems'
+canonical solutions graded by `benchyard run` (the oracle agent, --sandbox bwrap) against the
+floor, HumanEval's official evaluator (bench/official_humaneval.py: a Manager and a forked process
+per problem), at the same concurrency, interleaved, each in a fresh cgroup; printed as CPU per
+problem and as ratios: whole runs, and each less its run of 1 problem (its start-up).
+Run: .venv/bin/python bench/sandbox.py (BENCH_SANDBOX_ATTEMPTS, BENCH_SANDBOX_REPEAT,
+BENCH_SANDBOX_HUMANEVAL: a quicker look; 0 problems leaves HumanEval out)
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +68,9 @@ BARE_BWRAP = [
     *("--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"),
 ]
 FLOOR_ENV = {"PATH": "/usr/bin:/bin", "BENCHYARD_SCENARIO_ID": "s00001"}
+HUMANEVAL_PROBLEMS = int(os.environ.get("BENCH_SANDBOX_HUMANEVAL", "164"))
+HUMANEVAL = Path(__file__).resolve().parents[2] / "shared" / "datasets" / "humaneval"
+OFFICIAL = Path(__file__).resolve().parent / "official_humaneval.py"
 
 
 async def spawn_all(argv: list[str], count: int, concurrency: int) -> None:
@@ -119,6 +130,81 @@ def benchyard_run(
     return measure
 
 
+def official_run(problems: int, timings: list[Timing]) -> Callable[[], float]:
+    """A measure: HumanEval's official evaluator on the first `problems` canonical solutions."""
+    source = HUMANEVAL / "HumanEval.jsonl.gz"
+    argv = [sys.executable, "-P", str(OFFICIAL), str(source), str(problems), str(CONCURRENCY)]
+
+    def measure() -> float:
+        timing = cpu_counter().run(argv)
+        timings.append(timing)
+        return timing.wall
+
+    return measure
+
+
+def humaneval(root: Path) -> dict[str, list[Timing]]:
+    """benchyard's HumanEval grading against the official evaluator (see the module's doc)."""
+    timings: dict[str, list[Timing]] = {name: [] for name in HUMANEVAL_MEASURES}
+    bench = root / "humaneval"
+    bench.mkdir()
+    (bench / "benchmark.yaml").write_text(
+        "name: humaneval\nversion: '1'\nformat: humaneval\n"
+        f"source: {HUMANEVAL / 'HumanEval.jsonl.gz'}\n",
+        encoding="utf-8",
+    )
+    db = f"sqlite:///{root / 'humaneval.db'}"
+    run = [*BENCHYARD, "run", str(bench), "--agent", "oracle", "--db", db, "-q"]
+    run += ["-j", str(CONCURRENCY), "--sandbox", "bwrap"]
+    wall_time([*run, "--limit", "1"])  # create the store and warm the file cache
+    problems = HUMANEVAL_PROBLEMS
+    interleaved(
+        {
+            "official": official_run(problems, timings["official"]),
+            "official-1": official_run(1, timings["official-1"]),
+            "benchyard": benchyard_run(
+                [*run, "--limit", str(problems)], db, timings["benchyard"], problems
+            ),
+            "benchyard-1": benchyard_run([*run, "--limit", "1"], db, timings["benchyard-1"], 1),
+        },
+        REPEATS,
+    )
+    return timings
+
+
+HUMANEVAL_MEASURES = ("official", "official-1", "benchyard", "benchyard-1")
+
+
+def report_humaneval(timings: dict[str, list[Timing]]) -> None:
+    cpu = {name: [t.cpu for t in values] for name, values in timings.items()}
+    problems = HUMANEVAL_PROBLEMS
+    print(
+        f"HumanEval, first {problems} problems' canonical solutions, concurrency {CONCURRENCY}, "
+        "CPU per problem (median, range):"
+    )
+    marginal = {
+        name: [
+            (run - one) / max(problems - 1, 1) * 1000
+            for run, one in zip(cpu[name], cpu[f"{name}-1"], strict=True)
+        ]
+        for name in ("official", "benchyard")
+    }
+    for name, label in (
+        ("official", "official evaluator (floor)"),
+        ("benchyard", "benchyard run, oracle, bwrap"),
+    ):
+        whole = [value / problems * 1000 for value in cpu[name]]
+        print(
+            f"  {label:<29} whole run {spread(whole)} ms, less its run of 1 "
+            f"{spread(marginal[name])} ms"
+        )
+    print(
+        "issue 27 item 4, HumanEval over the official evaluator's CPU (goal <= 1.5): "
+        f"whole runs x {spread(ratios(cpu['benchyard'], cpu['official']))}, "
+        f"less start-up x {spread(ratios(marginal['benchyard'], marginal['official']))}"
+    )
+
+
 def main() -> None:
     counter = cpu_counter()
     timings: dict[str, list[Timing]] = {name: [] for name in MEASURES}
@@ -142,7 +228,13 @@ def main() -> None:
             },
             REPEATS,
         )
+        graded = HUMANEVAL_PROBLEMS > 0 and (HUMANEVAL / "HumanEval.jsonl.gz").exists()
+        humaneval_timings = humaneval(root) if graded else None
     report(counter.note, timings)
+    if humaneval_timings is not None:
+        report_humaneval(humaneval_timings)
+    elif HUMANEVAL_PROBLEMS > 0:
+        print(f"HumanEval left out: no {HUMANEVAL / 'HumanEval.jsonl.gz'}")
 
 
 MEASURES = ("floor", "bwrap", "start-up", "none")
