@@ -178,13 +178,17 @@ def judge_for(config: ProjectConfig) -> dict[str, Any] | None:
 
 def _anchored(agent_config: dict[str, Any], base: Path) -> dict[str, Any]:
     """A command agent's config with relative script and `readable` paths made absolute (it runs
-    in its workdir)."""
+    in its workdir); a preset's `readable` paths too."""
     from benchyard.agents.command import anchor_relative_paths
+    from benchyard.agents.presets import PRESETS
 
     command = agent_config.get("command")
-    if agent_config.get("kind", "command") != "command" or not isinstance(command, str):
+    if agent_config.get("kind") in PRESETS:
+        anchored = dict(agent_config)
+    elif agent_config.get("kind", "command") != "command" or not isinstance(command, str):
         return agent_config
-    anchored = {**agent_config, "command": anchor_relative_paths(command, base)}
+    else:
+        anchored = {**agent_config, "command": anchor_relative_paths(command, base)}
     readable = agent_config.get("readable")
     if isinstance(readable, list):
         anchored["readable"] = [

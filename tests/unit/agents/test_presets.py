@@ -158,3 +158,24 @@ def test_an_installer_failure_shows_its_error_lines() -> None:
         "ERROR: Could not find a version ERROR: No matching distribution found for x==0"
     )
     assert installing._why("a\nb\n" + "c" * 1000).endswith("c" * 10)
+
+
+def test_a_declared_preset_gets_its_provider_and_absolute_readable_paths(
+    cache: Path, tmp_path: Path
+) -> None:
+    from benchyard.config import load_config
+    from benchyard.runner.api import resolve_agent
+
+    _fake_install(cache, "aider")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "benchyard.yaml").write_text(
+        "providers: {local: {base_url: 'http://127.0.0.1:9/v1'}}\n"
+        "agents: {aider: {kind: aider, readable: [prompts], bridge: {provider: local, model: m}}}\n",
+        encoding="utf-8",
+    )
+    agent = resolve_agent(load_config(project / "benchyard.yaml"), "aider", None)
+    assert isinstance(agent, PresetAgent)
+    assert agent.config.bridge is not None
+    assert agent.config.bridge.provider.base_url == "http://127.0.0.1:9/v1"
+    assert Path(agent.config.readable[-1]) == project / "prompts"
