@@ -37,7 +37,6 @@ import importlib
 import os
 import signal
 import sys
-import traceback
 import types
 from collections.abc import Callable
 from types import TracebackType
@@ -362,11 +361,15 @@ def _open_fds() -> list[int]:
 
 
 def _where(trace: TracebackType | None, tests: str) -> str:
-    """The line of the tests that failed, as `tests line N: <source>: `."""
-    frames = [frame for frame in traceback.extract_tb(trace) if frame.filename == "<tests>"]
-    if not frames or frames[-1].lineno is None:
+    """The line of the tests that failed, as `tests line N: <source>: `: the innermost frame of
+    the tests' own (walked here: `traceback` costs a grading 4 ms of imports)."""
+    number: int | None = None
+    while trace is not None:
+        if trace.tb_frame.f_code.co_filename == "<tests>":
+            number = trace.tb_lineno
+        trace = trace.tb_next
+    if number is None:
         return ""
-    number = frames[-1].lineno
     lines = tests.splitlines()
     source = lines[number - 1].strip() if 0 < number <= len(lines) else ""
     return f"tests line {number}: {source}: "
