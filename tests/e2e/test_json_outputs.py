@@ -161,6 +161,8 @@ def invocations(
         ("run", ["run", str(bench), "--agent", "oracle", "--enqueue"], True, 0),
         ("cancel", ["cancel", "latest"], True, 0),
         ("speed", ["speed", "--agent", "speedy", *SPEED_OPTIONS], True, 0),
+        ("agents list", ["agents", "list"], False, 0),
+        ("agents install", ["agents", "install", "codex"], False, 0),  # make test installed it
     ]
 
 

@@ -63,6 +63,8 @@ def output_schemas() -> dict[str, OutputSchema]:
     from benchyard.report.model import SCHEMA_VERSION, Comparison
     from benchyard.report.outputs import (
         OUTPUT_SCHEMA_VERSION,
+        AgentInstalled,
+        AgentsOutput,
         CancelOutput,
         GcOutput,
         GradePatchesOutput,
@@ -110,6 +112,8 @@ def output_schemas() -> dict[str, OutputSchema]:
         OutputSchema("deliveries", list[DeliveryEntry], version, array=True),
         OutputSchema("delivered", DeliveriesOutput, version),
         OutputSchema("speed", SpeedReport, SpeedReport.model_fields["schema_version"].default),
+        OutputSchema("agents", AgentsOutput, version),
+        OutputSchema("agent-installed", AgentInstalled, version),
     ]
     return {schema.name: schema for schema in schemas}
 
@@ -148,6 +152,8 @@ COMMAND_SCHEMAS: dict[str, str] = {
     "webhooks test": "delivered",
     "webhooks deliver": "delivered",
     "speed": "speed",
+    "agents list": "agents",
+    "agents install": "agent-installed",
 }
 """Each command with `--format json` and the schema its document follows (`report` is the
 single-run report's, report/report.schema.json; several runs print an array of such reports)."""

@@ -133,6 +133,34 @@ class GcOutput(Output):
     vacuumed: bool = Field(description="A SQLite store was compacted after.")
 
 
+class PresetEntry(ReportModel):
+    """One agent preset (docs/agents.md)."""
+
+    kind: str = Field(description="Its `kind:` in benchyard.yaml.")
+    package: str
+    version: str = Field(description="The pinned version a run installs and records.")
+    installer: str = Field(description="pip or npm.")
+    installed: bool
+    path: str | None = Field(description="Where it is installed; null when it is not.")
+
+
+class AgentsOutput(Output):
+    """`benchyard agents list --format json`: the agent kinds and the presets."""
+
+    kinds: list[str] = Field(description="The other kinds `kind:` takes (command, openai, ...).")
+    presets: list[PresetEntry]
+
+
+class AgentInstalled(Output):
+    """`benchyard agents install NAME --format json`."""
+
+    kind: str
+    package: str
+    version: str
+    path: str = Field(description="Where it is installed.")
+    installed_now: bool = Field(description="False when it was installed already.")
+
+
 class WrittenFile(ReportModel):
     path: str
     action: Literal["wrote", "kept", "added"] = Field(
