@@ -91,7 +91,7 @@ async def _try(
     key = headers.get("Authorization", "").removeprefix("Bearer ")
     if key and APIS[path] == "messages":
         headers["x-api-key"] = key
-    url = client.config.provider.base_url.rstrip("/") + path
+    url = client.config.provider.url_for(path)
     started, clock = time.time(), time.perf_counter()
     try:
         async with (

@@ -302,9 +302,11 @@ class _Pools:
 
         count = math.ceil(provider.max_concurrent / POOL_CONNECTIONS)
         size = math.ceil(provider.max_concurrent / count)
+        base_url, params = provider.endpoint()
         clients = [
             httpx.AsyncClient(
-                base_url=provider.base_url.rstrip("/") + "/",
+                base_url=base_url,
+                params=params,
                 headers=headers,
                 timeout=httpx.Timeout(
                     provider.request_timeout_sec,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -107,6 +108,24 @@ class ProviderConfig(ConfigModel):
     def shown_url(self) -> str:
         """The base URL as it may be stored or printed: credentials in it redacted."""
         return secrets.redact_url(self.base_url)
+
+    def endpoint(self) -> tuple[str, str]:
+        """The base URL without its query, ending in `/`, and the query apart, for an
+        HTTP client that joins request paths to it: joined as text, `...?api-version=X` would
+        become `...?api-version=X/chat/completions`."""
+        parts = urlsplit(self.base_url)
+        base = urlunsplit(parts._replace(query="", fragment="")).rstrip("/") + "/"
+        return base, parts.query
+
+    def url_for(self, path: str, *, at_root: bool = False) -> str:
+        """The URL of `path` below the base URL, or `at_root` below the server's root (the base
+        URL without its trailing `/v1`, where llama.cpp's `/props` lives), the base URL's query
+        kept after it."""
+        parts = urlsplit(self.base_url)
+        base = parts.path.rstrip("/")
+        if at_root and base.endswith("/v1"):
+            base = base[: -len("/v1")]
+        return urlunsplit(parts._replace(path=f"{base}/{path.lstrip('/')}", fragment=""))
 
     def environment_headers(self) -> dict[str, str]:
         """The headers_env headers, read now; a variable that is not set is ProviderConfigError."""

@@ -49,17 +49,13 @@ def request_headers(provider: ProviderConfig) -> dict[str, str]:
 def _client(provider: ProviderConfig, timeout_sec: float) -> Any:
     import httpx
 
+    base_url, params = provider.endpoint()
     return httpx.AsyncClient(
-        base_url=provider.base_url.rstrip("/") + "/",
+        base_url=base_url,
+        params=params,
         headers=request_headers(provider),
         timeout=httpx.Timeout(timeout_sec),
     )
-
-
-def server_root(base_url: str) -> str:
-    """The server's root URL: the base URL without its trailing `/v1` (where `/props` lives)."""
-    root = base_url.rstrip("/")
-    return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
 async def look(provider: ProviderConfig, timeout_sec: float = PROBE_TIMEOUT_SEC) -> EndpointState:
@@ -133,7 +129,7 @@ async def model_file_size(provider: ProviderConfig, model: str) -> tuple[int, st
         return int(meta["size"]), "the endpoint's /v1/models (meta.size)"
     try:
         async with _client(provider, PROBE_TIMEOUT_SEC) as http:
-            response = await http.get(server_root(provider.base_url) + "/props")
+            response = await http.get(provider.url_for("props", at_root=True))
     except (httpx.HTTPError, ProviderConfigError):
         return None
     if response.status_code >= 400:

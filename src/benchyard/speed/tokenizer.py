@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from benchyard.providers.config import ModelConfig, ProviderConfigError
-from benchyard.providers.endpoint import request_headers, server_root
+from benchyard.providers.endpoint import request_headers
 
 TIMEOUT_SEC = 10.0
 PATHS = ("/tokenize", "/extras/tokenize/count")
@@ -49,7 +49,7 @@ class EndpointTokenizer:
                     headers=request_headers(provider), timeout=httpx.Timeout(TIMEOUT_SEC)
                 )
             response = await self._http.post(
-                server_root(provider.base_url) + path,
+                provider.url_for(path, at_root=True),
                 json={
                     "content": text,
                     "add_special": False,

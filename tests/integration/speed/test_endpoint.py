@@ -7,7 +7,7 @@ import asyncio
 from pathlib import Path
 
 from benchyard.providers.config import ProviderConfig
-from benchyard.providers.endpoint import look, model_file_size, round_trip_sec, server_root
+from benchyard.providers.endpoint import look, model_file_size, round_trip_sec
 from tests.integration.speed.conftest import StartFake
 
 
@@ -43,7 +43,18 @@ def test_models_and_round_trip(fake_llm: StartFake) -> None:
     )
 
 
-def test_server_root() -> None:
-    assert server_root("http://h:8080/v1") == "http://h:8080"
-    assert server_root("http://h:8080/v1/") == "http://h:8080"
-    assert server_root("https://openrouter.ai/api/v1") == "https://openrouter.ai/api"
+def _provider(base_url: str) -> ProviderConfig:
+    return ProviderConfig(base_url=base_url)
+
+
+def test_urls_below_the_base_url_and_its_root_keep_its_query() -> None:
+    assert _provider("http://h:8080/v1").url_for("props", at_root=True) == "http://h:8080/props"
+    assert _provider("http://h:8080/v1/").url_for("/props", at_root=True) == "http://h:8080/props"
+    openrouter = _provider("https://openrouter.ai/api/v1")
+    assert openrouter.url_for("tokenize", at_root=True) == "https://openrouter.ai/api/tokenize"
+    azure = _provider("https://u:p@x.example/openai/v1?api-version=2025-01&key=k")
+    assert azure.url_for("/responses") == (
+        "https://u:p@x.example/openai/v1/responses?api-version=2025-01&key=k"
+    )
+    assert azure.endpoint() == ("https://u:p@x.example/openai/v1/", "api-version=2025-01&key=k")
+    assert _provider("http://h/v1/").endpoint() == ("http://h/v1/", "")
