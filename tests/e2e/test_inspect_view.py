@@ -11,6 +11,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -64,26 +65,44 @@ def viewer(tmp_path: Path) -> Iterator[str]:
         server.wait(timeout=30)
 
 
+def _open_the_sample(page: Any, viewer: str, log: str, sample: str) -> None:
+    """Open the log from Inspect View's list, then its sample. Inspect View redraws that list
+    as it polls the directory: on a loaded machine a click that waits for the entry to hold still
+    (two animation frames) never finds it attached long enough, so the mouse clicks where it is
+    at once; and a log it left loading for a minute is opened again (three times at most)."""
+    from playwright.sync_api import Error as PlaywrightError
+
+    for last in (False, False, True):
+        page.goto(viewer)
+        try:
+            page.get_by_text(log).first.wait_for(state="visible")
+            page.get_by_text(log).first.click(force=True)
+            page.get_by_text(sample).first.click(timeout=60_000)
+            return
+        except PlaywrightError:  # a timeout, or the entry redrawn out of sight meanwhile
+            if last:
+                raise
+
+
 def test_inspect_views_transcript_tab_shows_the_calls(viewer: str) -> None:
     if not CHROMIUM.exists():
         pytest.fail("no /usr/bin/chromium: run scripts/ensure-browser.sh (make test does)")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
     dialogs: list[str] = []
     with sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox"])
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.set_default_timeout(30_000)
+            page.set_default_timeout(120_000)  # a hang's bound: chromium on a loaded machine
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
-            page.goto(viewer)
-            page.get_by_text("benchyard/a").first.click()  # the run, in the list of logs
-            page.get_by_text("weather").first.click()  # its sample
+            _open_the_sample(page, viewer, "benchyard/a", "weather")
             page.get_by_text("Transcript", exact=True).first.click()
-            transcript = page.get_by_text("get_weather").first
-            transcript.wait_for()
-            assert page.get_by_text(HOSTILE).first.is_visible()  # the markup, as text
-            assert page.get_by_text("40 tokens").count() + page.get_by_text("40 TOKENS").count()
+            page.get_by_text("get_weather").first.wait_for()
+            # waited for, not read at once: the transcript renders on after its first event
+            shown = {"timeout": 120_000}
+            expect(page.get_by_text(HOSTILE).first).to_be_visible(**shown)  # the markup, as text
+            expect(page.get_by_text("40 tokens").first).to_be_visible(**shown)  # any case
         finally:
             browser.close()
     assert dialogs == []
