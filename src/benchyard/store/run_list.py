@@ -63,34 +63,31 @@ def _moment(value: datetime | str | None) -> datetime | None:
 
 def verdict_counts(reader: Reader, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
     """Final attempts per verdict for each run, in one query."""
-    if not run_ids:
-        return {}
-    params: dict[str, Any] = {"superseded": False}
-    sql = (
-        "SELECT run_id, verdict, count(*) FROM attempts"
-        f" WHERE run_id IN ({in_list('run', run_ids, params)}) AND superseded = :superseded"
-        " GROUP BY run_id, verdict"
-    )
-    counts: dict[str, dict[str, int]] = {}
-    for run_id, verdict, count in reader.rows(sql, params):
-        counts.setdefault(run_id, {})[verdict] = int(count)
-    return counts
+    return _final_attempts_by(reader, "verdict", run_ids)
 
 
 def node_counts(reader: Reader, run_ids: Sequence[str]) -> dict[str, dict[str, int]]:
     """Final attempts per node for each run (where they ran; runs recorded before nodes were
     kept have none), in one query."""
+    return _final_attempts_by(reader, "node", run_ids)
+
+
+def _final_attempts_by(
+    reader: Reader, column: str, run_ids: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """Each run's final attempts counted by `column` (a column name of ours, never input);
+    attempts where it is null are left out."""
     if not run_ids:
         return {}
     params: dict[str, Any] = {"superseded": False}
     sql = (
-        "SELECT run_id, node, count(*) FROM attempts"
+        f"SELECT run_id, {column}, count(*) FROM attempts"
         f" WHERE run_id IN ({in_list('run', run_ids, params)}) AND superseded = :superseded"
-        " AND node IS NOT NULL GROUP BY run_id, node ORDER BY run_id, node"
+        f" AND {column} IS NOT NULL GROUP BY run_id, {column} ORDER BY run_id, {column}"
     )
     counts: dict[str, dict[str, int]] = {}
-    for run_id, node, count in reader.rows(sql, params):
-        counts.setdefault(str(run_id), {})[str(node)] = int(count)
+    for run_id, value, count in reader.rows(sql, params):
+        counts.setdefault(str(run_id), {})[str(value)] = int(count)
     return counts
 
 
