@@ -29,6 +29,7 @@ from benchyard.sandbox.process import ProcessOutcome
 from benchyard.untrusted import read_capped, remove_entry, write_fresh
 
 if TYPE_CHECKING:
+    from benchyard.bridge.egress import EgressSession
     from benchyard.bridge.server import BridgeSession
 
 IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
@@ -189,10 +190,11 @@ class CommandAgent:
         async with (
             serve_tools(toolbox, task.io_dir) as tools_env,
             self._bridge(task, result) as bridge,
+            _egress(task) as egress,
         ):
             if toolbox is not None:
                 _refuse_unreachable_tools(task, tools_env)
-            await self._turns(task, deadline, result, toolbox, tools_env, bridge)
+            await self._turns(task, deadline, result, toolbox, tools_env, bridge, egress)
         _count_turns(result, bridge.bridge.calls if bridge else 0, task.max_turns)
         return result
 
@@ -225,6 +227,7 @@ class CommandAgent:
         toolbox: ToolBox | None,
         tools_env: dict[str, str],
         bridge: BridgeSession | None,
+        egress: EgressSession | None,
     ) -> None:
         assert task.workdir is not None and task.io_dir is not None
         conversation = _opening_messages(task)
@@ -236,6 +239,8 @@ class CommandAgent:
             result.trajectory.append(message("user", user_text))
             files = _write_turn_files(task.io_dir, user_text, conversation)
             argv = ["/bin/sh", "-c", self.config.command]
+            if egress is not None:
+                argv = egress.wrap(argv)
             outcome = await _watched(
                 task.sandbox.run(
                     bridge.wrap(argv) if bridge else argv,
@@ -245,6 +250,7 @@ class CommandAgent:
                         **self._environment(task, turn_number, files),
                         **tools_env,
                         **(bridge.env if bridge else {}),
+                        **(egress.env if egress else {}),
                     },
                     timeout_sec=max(deadline - time.monotonic(), 0.001),
                     output_cap_bytes=task.output_cap_bytes,
@@ -456,6 +462,22 @@ def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
         written = b""
     data = written if written.strip() else outcome.stdout
     return data.decode("utf-8", errors="replace")
+
+
+@asynccontextmanager
+async def _egress(task: AgentTask) -> AsyncIterator[EgressSession | None]:
+    """The attempt's egress proxy while the block runs (bridge/egress.py); None unless
+    `--network` names destinations."""
+    request = getattr(task.sandbox, "request", None)
+    if request is None or getattr(request, "egress", None) is None:
+        yield None
+        return
+    from benchyard.bridge.egress import serve_egress
+
+    assert task.io_dir is not None
+    own_network = not request.network
+    async with serve_egress(request.egress, task.io_dir, own_network=own_network) as session:
+        yield session
 
 
 def _refuse_unreachable_tools(task: AgentTask, tools_env: dict[str, str]) -> None:

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from benchyard.sandbox.network import NetworkSpecError, canonical_network
+
 DbOption = Annotated[
     str | None,
     typer.Option(
@@ -28,20 +30,15 @@ SandboxOption = Annotated[
 ]
 
 
-class NetworkMode(StrEnum):
-    none = "none"
-    bridge = "bridge"
-    all = "all"
-
-
 NetworkOption = Annotated[
-    NetworkMode | None,
+    str | None,
     typer.Option(
         "--network",
         help="What agent commands reach from their sandbox: none; bridge (the default: only "
-        "their model bridge, docs/agent-protocol.md#the-model-bridge); all (this host's whole "
-        "network, loopback included; the store on this host is refused). Code is always graded "
-        "without a network.",
+        "their model bridge, docs/agent-protocol.md#the-model-bridge); HOST:PORT,... (the bridge "
+        "and exactly those destinations, through a proxy named by HTTPS_PROXY: "
+        "docs/sandboxes.md#network); all (this host's whole network, loopback included; the "
+        "store on this host is refused). Code is always graded without a network.",
     ),
 ]
 AllowNetworkOption = Annotated[
@@ -59,16 +56,20 @@ ALL_NETWORK_WARNING = (
 )
 
 
-def network_mode(network: NetworkMode | None, allow_network: bool) -> str | None:
-    """The mode that --network and --allow-network (its alias of `all`) ask for together; None
-    when neither is given. Warns on stderr, naming what becomes reachable, under `all`."""
-    if allow_network and network not in (None, NetworkMode.all):
+def network_mode(network: str | None, allow_network: bool) -> str | None:
+    """The mode that --network and --allow-network (its alias of `all`) ask for together, its
+    destinations written one way; None when neither is given. Warns on stderr, naming what
+    becomes reachable, under `all`."""
+    if allow_network and network not in (None, "all"):
         raise typer.BadParameter(
             f"--allow-network means --network all, not --network {network}: give one of them",
             param_hint="--allow-network",
         )
-    mode = NetworkMode.all.value if allow_network else (network.value if network else None)
-    if mode == NetworkMode.all:
+    try:
+        mode = "all" if allow_network else (canonical_network(network) if network else None)
+    except NetworkSpecError as error:
+        raise typer.BadParameter(str(error), param_hint="--network") from None
+    if mode == "all":
         typer.echo(ALL_NETWORK_WARNING, err=True)
     return mode
 

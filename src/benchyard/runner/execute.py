@@ -11,7 +11,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable, Collection
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -25,7 +25,7 @@ from benchyard.importers.metrics import run_settings_provenance
 from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
-from benchyard.runner.isolation import open_sandbox, request_for
+from benchyard.runner.isolation import egress_for, open_sandbox, request_for
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import agent_git_state, host_name
 from benchyard.runner.trajectory import Event, judge_totals, token_totals
@@ -38,6 +38,7 @@ from benchyard.runner.watchdog import (
 )
 from benchyard.runner.workdir import AttemptDirs, prepare_dirs
 from benchyard.sandbox.base import Sandbox
+from benchyard.sandbox.network import canonical_network
 from benchyard.sandbox.registry import default_sandbox_name
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
@@ -47,7 +48,6 @@ from benchyard.store.records import AttemptRecord, RunRecord
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_SEC = 0.25
 ANSWER_CAP_CHARS = 64 * 1024
-NETWORK_MODES = ("none", "bridge", "all")
 
 
 @dataclass(frozen=True)
@@ -65,8 +65,9 @@ class RunSettings:
     sandbox: str = field(default_factory=default_sandbox_name)  # bwrap | docker | none
     allow_unsandboxed: bool = False  # let `none` run agent commands and model-written code
     # What an agent command's sandbox reaches (code checks never have a network): none; bridge
-    # (its model bridge only); all (the host's network). allow_network: `all`, as runs recorded
-    # it before `network` existed; the two are kept in agreement.
+    # (its model bridge only); HOST:PORT,... (the bridge and those, through the egress proxy);
+    # all (the host's network). allow_network: `all`, as runs recorded it before `network`
+    # existed; the two are kept in agreement.
     network: str = "bridge"
     allow_network: bool = False
     work_root: str | None = field(default_factory=lambda: default_work_root())
@@ -75,10 +76,7 @@ class RunSettings:
     profile: str | None = None  # the benchmark's named subset (spec/profiles.py); None: full
 
     def __post_init__(self) -> None:
-        if self.network not in NETWORK_MODES:
-            raise ValueError(
-                f"network must be one of {', '.join(NETWORK_MODES)}, not {self.network!r}"
-            )
+        object.__setattr__(self, "network", canonical_network(self.network))
         if self.allow_network:
             object.__setattr__(self, "network", "all")
         object.__setattr__(self, "allow_network", self.network == "all")
@@ -198,6 +196,7 @@ class _AttemptExecutor:
         self.sandbox = open_sandbox(
             context.settings, context.benchmark, context.agent, context.store_url, chosen
         )
+        self.egress = egress_for(context.settings, context.store_url)
         self.judge = build_judge(context.settings.judge)
 
     def _bind(self, context: RunContext) -> None:
@@ -373,12 +372,13 @@ class _AttemptExecutor:
 
     def sandbox_for(self, scenario: Scenario, *, agent: bool = False) -> Sandbox:
         """The run's sandbox as the scenario asks for it (image, network, limits); the agent's
-        own also with the host's network under `--network all`, and its model bridge unless
-        `--network none`."""
+        own also with the host's network under `--network all`, its model bridge unless
+        `--network none`, and the egress proxy to the destinations `--network` names."""
         network = agent and self.settings.network == "all"
         bridge = agent and self.settings.network != "none"
+        egress = self.egress if agent else None
         request = request_for(self.benchmark, scenario, network=network, bridge=bridge)
-        return self.sandbox.configured(request)
+        return self.sandbox.configured(replace(request, egress=egress))
 
     async def _start_coding(
         self, scenario: Scenario, dirs: AttemptDirs | None

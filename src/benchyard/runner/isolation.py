@@ -19,6 +19,7 @@ from benchyard.sandbox.limits import (
     ResourceLimits,
     SandboxRequest,
 )
+from benchyard.sandbox.network import Egress, is_mode, parse_destinations
 from benchyard.sandbox.registry import SandboxOptions, build_sandbox, why_no_default_sandbox
 from benchyard.store.engine import DEFAULT_DB_DIR
 
@@ -110,6 +111,7 @@ def refuse_store_on_shared_network(
     container reaches the host's other addresses: a store listening where the sandbox reaches
     would be an agent's to write (its own verdicts) whenever it takes no password."""
     chosen = benchmark.scenarios if scenarios is None else scenarios
+    refuse_store_among_destinations(settings, store_url)
     networked = settings.allow_network or any(
         request_for(benchmark, scenario).network for scenario in chosen
     )
@@ -126,6 +128,30 @@ def refuse_store_on_shared_network(
             "could write its own verdicts; choose --sandbox docker (its network does not reach "
             "the host's loopback) or a store on another host that requires a password"
         )
+
+
+def refuse_store_among_destinations(settings: RunSettings, store_url: str | None) -> None:
+    """UnsandboxedRefused when `--network HOST:PORT,...` names the store's server (a name
+    resolving to it, a port of a store on this host): no agent may reach it."""
+    if is_mode(settings.network) or not store_url or store_url.startswith("sqlite"):
+        return
+    store = store_endpoints(store_url)
+    for destination in parse_destinations(settings.network):
+        if store.meets(store_endpoints(f"tcp://{destination}")):
+            raise UnsandboxedRefused(
+                f"refusing --network {destination}: it reaches the store's server, which no "
+                "agent may reach (with it, an agent could write its own verdicts)"
+            )
+
+
+def egress_for(settings: RunSettings, store_url: str | None) -> Egress | None:
+    """What the egress proxy of the run's agents allows (`--network HOST:PORT,...`) and refuses
+    whatever is named (the store); None under a mode."""
+    if is_mode(settings.network):
+        return None
+    server = store_url if store_url and not store_url.startswith("sqlite") else None
+    store = store_endpoints(server) if server else None
+    return Egress(parse_destinations(settings.network), store)
 
 
 def refuse_store_url(agent: Agent, store_url: str | None) -> None:

@@ -35,6 +35,11 @@ class StoreEndpoints:
         shared = self.addresses & other.addresses or self.local_ports & other.local_ports
         return bool(shared or shared_sockets)
 
+    def reaches(self, address: str, port: int) -> bool:
+        """Whether a TCP connection to `address:port` reaches a server this one does."""
+        local = frozenset({port}) if is_local_address(address) else frozenset()
+        return self.meets(StoreEndpoints(frozenset({(address, port)}), (), (), local))
+
 
 def store_endpoints(url: str) -> StoreEndpoints:
     """The endpoints a database URL names, its names resolved (one that does not resolve adds

@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from benchyard.sandbox.network import Egress
+
 DEFAULT_MEMORY_MB = 2048
 DEFAULT_MAX_PROCESSES = 512
 
@@ -31,6 +33,7 @@ class SandboxRequest:
     image: str | None = None  # the docker sandbox's image; None: the sandbox's default image
     network: bool = False  # the host's network shared (`--network all`, a scenario's `network`)
     bridge: bool = True  # an agent's model bridge may be served (`--network` bridge or all)
+    egress: Egress | None = None  # the destinations `--network HOST:PORT,...` names, by proxy
     limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 

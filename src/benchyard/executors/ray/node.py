@@ -44,7 +44,7 @@ from benchyard.executors.ray.shipping import (
 from benchyard.providers.judge import build_judge
 from benchyard.runner.execute import RunSettings, _AttemptExecutor, default_work_root
 from benchyard.runner.failures import FailureKind
-from benchyard.runner.isolation import open_sandbox
+from benchyard.runner.isolation import egress_for, open_sandbox
 from benchyard.runner.loop import new_event_loop, raise_open_files_limit
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.recorded import recorded_settings
@@ -170,6 +170,7 @@ class NodeTries(_AttemptExecutor):
             else [self.by_id[sid] for sid in spec.scenario_ids if sid in self.by_id]
         )
         self.sandbox = open_sandbox(settings, benchmark, agent, spec.store_url, chosen)
+        self.egress = egress_for(settings, spec.store_url)
         self.judge = build_judge(settings.judge)
 
     def scenario(self, scenario_id: str) -> Scenario:
