@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from benchyard.bridge.ledger import RunTab
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.base import Sandbox
 from benchyard.spec.models import Scenario
@@ -22,6 +23,7 @@ class AgentTask:
     output_cap_bytes: int
     sandbox: Sandbox
     scenario_dir: Path | None = None  # the scenario file's directory (fixture sources, references)
+    run_spend: RunTab | None = None  # the run's spend under its --budget, for a model bridge
 
 
 @dataclass

@@ -213,7 +213,12 @@ class CommandAgent:
         assert task.io_dir is not None
         budget = self.config.attempt_budget or AttemptBudget()
         bridge = Bridge(
-            self.client, result.trajectory, task.max_turns, budget.tokens, budget.cost_usd
+            self.client,
+            result.trajectory,
+            task.max_turns,
+            budget.tokens,
+            budget.cost_usd,
+            task.run_spend,
         )
         own_network = request is not None and not request.network
         async with serve_bridge(bridge, task.io_dir, own_network=own_network) as session:

@@ -16,9 +16,10 @@ on a free loopback port of the host instead.
 Every call is recorded in the attempt's trajectory as the `openai` agent's are (model, the
 request's new messages, the reply with its tool calls, tokens, TTFT, latency, cost, finish
 reason); a call still in flight when the attempt ends is recorded as cut. Limits hold live: past
-`max_turns` model calls, or once the attempt's calls have spent its budget of tokens or dollars,
-the bridge answers an error and stops the attempt; a provider fault (benchyard's own client's
-classification, after its retries) stops it as an uncounted error."""
+`max_turns` model calls, once the attempt's calls have spent its budget of tokens or dollars, or
+once the run's spend (bridge/ledger.py) passes the run's `--budget`, the bridge answers an error
+and stops the attempt; a provider fault (benchyard's own client's classification, after its
+retries) stops it as an uncounted error."""
 
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from benchyard.bridge import wire
+from benchyard.bridge.ledger import RunTab
 from benchyard.bridge.passthrough import APIS, KeyScrubber, forward
 from benchyard.providers.client import CallWatch, ProviderClient
 from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
@@ -66,6 +68,7 @@ class Bridge:
     max_calls: int
     max_tokens: int | None = None  # the attempt's budget: prompt and completion tokens of its calls
     max_cost_usd: float | None = None  # and their cost
+    run_spend: RunTab | None = None  # the run's spend, under its --budget, shared by its attempts
     token: str = field(default_factory=lambda: TOKEN_PREFIX + secrets.token_hex(16))
     calls: int = 0
     tokens_spent: int = 0
@@ -180,6 +183,10 @@ class Bridge:
         max_turns (which stops it)."""
         if self.failure is not None:
             return f"the model bridge stopped this attempt: {self.failure.message}"
+        if self.run_spend is not None and self.run_spend.exhausted():
+            failure = self._run_budget_failure(self.run_spend.spent_usd())
+            self._stop(failure)
+            return failure.message
         if self.calls < self.max_calls:
             return None
         self._stop(
@@ -192,20 +199,32 @@ class Bridge:
         return f"max_turns ({self.max_calls} model calls) reached: no more calls in this attempt"
 
     def _spend(self, reply: ChatReply) -> AttemptFailure | None:
-        """Count a call's tokens and cost against the attempt's budget; the failure that stops
-        the attempt once the budget is spent, else None."""
+        """Count a call's tokens and cost against the attempt's budget and the run's; the failure
+        that stops the attempt once either is passed, else None."""
         self.tokens_spent += (reply.tokens_in or 0) + (reply.tokens_out or 0)
         self.cost_spent_usd += reply.cost_usd or 0.0
+        run_spent = self.run_spend.charge(reply.cost_usd or 0.0) if self.run_spend else 0.0
         if self.max_tokens is not None and self.tokens_spent > self.max_tokens:
             spent = f"{self.tokens_spent} tokens, past its budget of {self.max_tokens}"
         elif self.max_cost_usd is not None and self.cost_spent_usd > self.max_cost_usd:
             spent = f"${self.cost_spent_usd:.4f}, past its budget of ${self.max_cost_usd:g}"
+        elif self.run_spend is not None and self.run_spend.passed(run_spent):
+            return self._run_budget_failure(run_spent)
         else:
             return None
         return AttemptFailure(
             FailureKind.ATTEMPT_BUDGET,
             f"the attempt's {self.calls} model calls spent {spent} (attempt_budget): stopped "
             "live by the model bridge",
+        )
+
+    def _run_budget_failure(self, run_spent_usd: float) -> AttemptFailure:
+        assert self.run_spend is not None and self.run_spend.budget_usd is not None
+        return AttemptFailure(
+            FailureKind.RUN_BUDGET,
+            f"the run's budget was reached: its spend is ${run_spent_usd:.4f} of its --budget "
+            f"${self.run_spend.budget_usd:g} after this attempt's {self.calls} model calls; "
+            "stopped live by the model bridge",
         )
 
     def _provider_body(self, body: dict[str, Any]) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
 from benchyard.backoff import MAX_BACKOFF_SEC, backoff_delay
+from benchyard.bridge.ledger import RunSpend
 from benchyard.importers.metrics import run_settings_provenance
 from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
@@ -178,6 +179,7 @@ class RunContext:
     observer: RunObserver
     scratch: Path
     scenario_ids: Collection[str] | None = None  # None: every scenario of the benchmark
+    run_spend: RunSpend | None = None  # the run's spend under a --budget, in this process
 
     @property
     def store_url(self) -> str:
@@ -190,6 +192,8 @@ class RunContext:
 
 
 class _AttemptExecutor:
+    run_spend: RunSpend | None = None  # the run's spend under --budget, for tries in this process
+
     def __init__(self, context: RunContext) -> None:
         self._bind(context)
         chosen = None if context.scenario_ids is None else context.scenarios()
@@ -208,6 +212,7 @@ class _AttemptExecutor:
         self.writer = context.writer
         self.observer = context.observer
         self.scratch = context.scratch
+        self.run_spend = context.run_spend
         self._tries_written: dict[int, int] = {}  # queued attempt id: its last try written, retried
 
     async def aclose(self) -> None:
@@ -307,6 +312,7 @@ class _AttemptExecutor:
                 self.settings.output_cap_bytes,
                 self.sandbox_for(scenario, agent=True),
                 scenario_dir=self.benchmark.scenario_dir(scenario),
+                run_spend=self.run_spend.tab(attempt_id) if self.run_spend else None,
             )
             result = await overrun(
                 run_agent(self.agent, task, coding), timeout, FailureKind.AGENT_TIMEOUT, "the agent"

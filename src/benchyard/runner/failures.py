@@ -35,6 +35,7 @@ class FailureKind(StrEnum):
     RESOURCE_LIMIT = "resource_limit"  # the sandbox stopped the agent at its memory/process limit
     MAX_TURNS = "max_turns"  # the agent used more turns than allowed
     ATTEMPT_BUDGET = "attempt_budget"  # its model calls spent the attempt's tokens or dollars
+    RUN_BUDGET = "run_budget"  # the run's --budget was spent while it ran (not the agent's fault)
     MISSING_REFERENCE = "missing_reference"  # the oracle was asked for a scenario with no reference
     CHECK_ERROR = "check_error"  # a check could not be evaluated (not the answer's fault)
     HARNESS_ERROR = "harness_error"  # a bug or unexpected fault inside benchyard
@@ -71,6 +72,8 @@ POLICIES: dict[FailureKind, Policy] = {
     FailureKind.RESOURCE_LIMIT: Policy(retry=False, grade=False, counts=True, verdict="failed"),
     FailureKind.MAX_TURNS: Policy(retry=False, grade=False, counts=True, verdict="failed"),
     FailureKind.ATTEMPT_BUDGET: Policy(retry=False, grade=False, counts=True, verdict="failed"),
+    # The run's limit, not the agent's: shown apart, and not retried (a retry would spend more).
+    FailureKind.RUN_BUDGET: Policy(retry=False, grade=False, counts=False, verdict="error"),
     FailureKind.MISSING_REFERENCE: Policy(retry=False, grade=False, counts=False, verdict="error"),
     FailureKind.CHECK_ERROR: Policy(retry=True, grade=False, counts=False, verdict="error"),
     FailureKind.HARNESS_ERROR: Policy(retry=False, grade=False, counts=False, verdict="error"),

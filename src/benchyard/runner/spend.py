@@ -3,10 +3,14 @@ run's cost and time with an interval, and a budget that stops a run before its s
 it, leaving the unfinished attempts queued for `benchyard worker`.
 
 Both act through one `SpendGate` that the scheduler asks before it starts each attempt
-(runner/worker.py), and that sees every finished try (each try's agent and judge cost).
+(runner/worker.py), and that sees every finished try (each try's agent and judge cost). Its
+ledger (bridge/ledger.py) also holds what the attempts running spend through their model
+bridges, which stop a call that takes the run past its budget.
 
 - **Budget.** The next attempt starts only while spent + (running + 1) x the mean cost of a
-  finished attempt stays within the budget; until an attempt has finished, one runs at a time.
+  finished attempt stays within the budget, and while the ledger (the running attempts' calls
+  through their bridges included) has not reached it; until an attempt has finished, one runs at
+  a time.
   A run that reports no cost (an agent that logs none) is never stopped.
 - **Pilot.** The first `size` attempts started are a sample of the plan stratified by stratum
   (a scenario's category, and its app where it has one: SRE incidents), seeded: every stratum
@@ -31,6 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from benchyard.bridge.ledger import RunSpend
 from benchyard.runner.execute import RunObserver
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord
@@ -299,7 +304,7 @@ class SpendGate:
     pilot_only: bool = False
     strata: dict[str, str] = field(default_factory=dict)  # scenario id -> its stratum (pilot)
     population: dict[str, int] = field(default_factory=dict)  # planned attempts by stratum
-    spent_usd: float = 0.0
+    ledger: RunSpend = field(init=False)  # the run's spend, shared with its attempts' bridges
     started: int = 0
     finished: int = 0
     attempt_costs: dict[tuple[str, int], float] = field(default_factory=dict)
@@ -311,6 +316,14 @@ class SpendGate:
     _progress: asyncio.Event = field(default_factory=asyncio.Event)
     _clock: float = field(default_factory=time.monotonic)
     _on_forecast: list[Callable[[Forecast], None]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.ledger = RunSpend(self.budget_usd)
+
+    @property
+    def spent_usd(self) -> float:
+        """What the run's finished tries recorded (agent and judge)."""
+        return self.ledger.settled_usd
 
     def mean_attempt_cost(self) -> float | None:
         """The mean cost of a finished attempt (its retried tries included); None before one."""
@@ -337,10 +350,14 @@ class SpendGate:
                     self._progress.clear()
                     await self._progress.wait()
                     continue
+                spent = self.ledger.spent_usd()
                 projected = self.spent_usd + (running() + 1) * (mean or 0.0)
-                if self.spent_usd >= self.budget_usd or projected > self.budget_usd:
+                if spent >= self.budget_usd:
+                    self.stop_reason = f"budget ${self.budget_usd:g} reached: ${spent:.4f} spent"
+                    return False
+                if projected > self.budget_usd:
                     self.stop_reason = (
-                        f"budget ${self.budget_usd:g} reached: ${self.spent_usd:.4f} spent, the "
+                        f"budget ${self.budget_usd:g} reached: ${spent:.4f} spent, the "
                         f"next attempt would bring it to about ${projected:.4f}"
                     )
                     return False
@@ -350,7 +367,7 @@ class SpendGate:
     def finished_try(self, record: AttemptRecord) -> None:
         key = (record.scenario_id, record.epoch)
         cost = try_cost(record)
-        self.spent_usd += cost
+        self.ledger.settle(record.id, cost)
         self.attempt_costs[key] = self.attempt_costs.get(key, 0.0) + cost
         self.attempt_secs[key] = self.attempt_secs.get(key, 0.0) + record.duration_sec
         self._progress.set()

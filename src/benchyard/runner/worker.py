@@ -148,7 +148,15 @@ class Worker:
         make_scratch_layout(scratch)
         executor = self.executor.attempts(
             RunContext(
-                benchmark, agent, run, settings, self.writer, self.observer, scratch, scenario_ids
+                benchmark,
+                agent,
+                run,
+                settings,
+                self.writer,
+                self.observer,
+                scratch,
+                scenario_ids,
+                self.gate.ledger if self.gate else None,
             )
         )
         self.active[run.id] = _ActiveRun(executor, {s.id: s for s in benchmark.scenarios})

@@ -358,3 +358,30 @@ def test_a_provider_still_failing_at_the_timeout_is_its_fault_not_the_agents(
     assert attempt.verdict == "error", attempt.cause
     assert attempt.failure_kind == "provider_unavailable"
     assert "the provider was failing" in (attempt.cause or "") and "429" in (attempt.cause or "")
+
+
+def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    # Every call costs $0.001 (1000 prompt tokens at $1 per million): a budget of $0.0035 is
+    # passed by the fourth call of the first attempt, which asks for 50.
+    script = {"default": {"content": "ok", "prompt_tokens": 1000, "completion_tokens": 0}}
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok"), scenario("two", "ok")])
+    with FakeLLM(script) as llm:
+        _project(cli.cwd, llm.url, tmp_path / "agent.py", calls=50)
+        result = cli("run", str(bench), "--agent", "bridged", "--budget", "0.0035", "-q")
+        requests = list(llm.requests)
+    assert "stopped: budget $0.0035 reached" in result.output, result.output
+    run = store.resolve_run("latest")
+    assert run.status == "queued"  # the attempt not started waits for `benchyard worker`
+    (attempt,) = store.attempts(run.id, with_evidence=True)
+    assert attempt.verdict == "error" and attempt.failure_kind == "run_budget", attempt.cause
+    assert "the run's budget was reached" in (attempt.cause or "")
+    calls = _bridged(attempt)
+    assert len(calls) == len(requests) == 4
+    spent = sum(event.cost_usd or 0 for event in calls)
+    assert spent == pytest.approx(attempt.cost_usd) and 0.0035 < spent <= 0.0035 + 0.001
+    shown = cli("show", run.id).output
+    assert "run_budget" in shown or "the run's budget was reached" in shown, shown

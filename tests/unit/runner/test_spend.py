@@ -6,9 +6,11 @@ import asyncio
 import math
 import random
 import statistics
+import threading
 
 import pytest
 
+from benchyard.bridge.ledger import RunSpend
 from benchyard.runner.spend import (
     SpendGate,
     forecast,
@@ -81,6 +83,39 @@ async def test_budget_counts_retried_tries_and_the_judge() -> None:
     )
     assert gate.spent_usd == pytest.approx(0.20)
     assert not await gate.before_start(lambda: 0)  # 0.20 + 0.20 > 0.25
+
+
+async def test_the_gate_counts_what_running_attempts_spend_through_their_bridges() -> None:
+    gate = SpendGate(planned=10, concurrency=2, budget_usd=1.0)
+    assert await gate.before_start(lambda: 0)
+    finished(gate, 0, 0.10)
+    assert await gate.before_start(lambda: 0)
+    tab = gate.ledger.tab("a1")  # attempt a1's bridge
+    assert tab.charge(0.50) == pytest.approx(0.60) and not tab.passed(0.60)
+    assert not tab.exhausted()
+    assert tab.charge(0.45) == pytest.approx(1.05) and tab.passed(1.05) and tab.exhausted()
+    # 0.10 + 2 x 0.10 projected is under $1, but the running attempt has spent it already
+    assert not await gate.before_start(lambda: 1)
+    assert gate.stop_reason == "budget $1 reached: $1.0500 spent"
+    finished(gate, 1, 0.95)  # its record replaces what its bridge counted
+    assert gate.spent_usd == pytest.approx(1.05) == gate.ledger.spent_usd()
+
+
+def test_the_ledger_loses_no_charge_across_threads() -> None:
+    ledger = RunSpend(budget_usd=None)
+
+    def charge(index: int) -> None:
+        tab = ledger.tab(f"t{index}")
+        for _ in range(1000):
+            tab.charge(0.001)
+
+    threads = [threading.Thread(target=charge, args=(index,)) for index in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert ledger.spent_usd() == pytest.approx(8.0)
+    assert not ledger.tab("t0").exhausted()  # no budget: never spent
 
 
 async def test_under_a_budget_the_first_attempt_runs_alone() -> None:
