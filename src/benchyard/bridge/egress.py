@@ -223,7 +223,8 @@ async def serve_egress(
             server.close()
             await proxy.close()
     finally:
-        socket_path.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):  # the agent's to replace: a directory stays there
+            socket_path.unlink(missing_ok=True)
 
 
 async def _listen_unix(proxy: EgressProxy, socket_path: Path) -> asyncio.Server:

@@ -115,3 +115,10 @@ async def test_an_idle_tunnel_is_closed(tmp_path: Path, monkeypatch: pytest.Monk
             assert (await asyncio.wait_for(reader.readline(), 30)).startswith(b"HTTP/1.1 200")
             assert await asyncio.wait_for(reader.read(), 30) == b"\r\n"
             writer.close()
+
+
+async def test_a_socket_the_agent_replaced_ends_the_proxy_quietly(tmp_path: Path) -> None:
+    async with serve_egress(Egress((Destination("127.0.0.1", 1),)), tmp_path, own_network=True):
+        (tmp_path / "egress.sock").unlink()
+        (tmp_path / "egress.sock").mkdir()
+    assert (tmp_path / "egress.sock").is_dir()
