@@ -149,7 +149,7 @@ class RunChoices:
     statuses: list[str]
 
 
-RunSortKey = Literal["started", "benchmark", "agent", "commit", "status", "attempts"]
+RunSortKey = Literal["started", "benchmark", "agent", "commit", "status", "attempts", "accuracy"]
 RUN_SORT_KEYS: tuple[RunSortKey, ...] = (
     "started",
     "benchmark",
@@ -157,7 +157,21 @@ RUN_SORT_KEYS: tuple[RunSortKey, ...] = (
     "commit",
     "status",
     "attempts",
+    "accuracy",
 )
+
+
+def _run_accuracy() -> ColumnElement[Any]:
+    """A run's accuracy as a correlated subquery: its final passed attempts over its final passed,
+    failed and timed-out ones (errors left out, as everywhere); null when none is counted."""
+    passed = case((a.c.verdict == "passed", 1.0), else_=0.0)
+    return (
+        select(func.avg(passed))
+        .where(a.c.run_id == runs.c.id, a.c.superseded.is_(False), a.c.verdict.in_(COUNTED))
+        .scalar_subquery()
+    )
+
+
 _RUN_SORT_COLUMNS: dict[str, ColumnElement[Any]] = {
     "started": runs.c.started_at,
     "benchmark": runs.c.benchmark_name,
@@ -165,6 +179,7 @@ _RUN_SORT_COLUMNS: dict[str, ColumnElement[Any]] = {
     "commit": runs.c.agent_commit,
     "status": runs.c.status,
     "attempts": runs.c.planned_attempts,
+    "accuracy": _run_accuracy(),
 }
 
 

@@ -76,3 +76,20 @@ def test_the_runs_list_sorts_by_a_column(page: Any, site: str, project: Project)
     page.locator("table.runs th a[data-sort=agent]").click()
     page.wait_for_url("**order=asc**")
     assert filled.other_version[:8] in page.locator("table.runs tbody tr.run-row").last.inner_text()
+
+
+def test_the_runs_list_sorts_by_accuracy(page: Any, site: str, project: Project) -> None:
+    _, filled = project
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site}/runs")
+        page.locator("table.runs th a[data-sort=accuracy]").click()
+        page.wait_for_url("**sort=accuracy**")
+        rows = page.locator("table.runs tbody tr.run-row")
+        assert filled.baseline[:8] in rows.first.inner_text()  # 75 %, the best
+        assert filled.queued[:8] in rows.last.inner_text()  # nothing counted yet: last
+        page.locator("table.runs th a[data-sort=accuracy]").click()
+        page.wait_for_url("**order=asc**")
+        assert filled.other_version[:8] in rows.first.inner_text()  # 50 %, the worst
+        assert filled.queued[:8] in rows.last.inner_text()  # still last
+        shoot(page, f"runs-by-accuracy-{width}")

@@ -89,7 +89,12 @@ def test_the_runs_list_sorts_by_its_columns(server: ServerThread, filled: Filled
     assert order(sort="agent", order="desc")[0] == filled.other_version  # beta
     by_attempts = order(sort="attempts", order="asc")
     assert by_attempts[0] == filled.other_version  # 2 planned, the others 4
+    # accuracy: baseline 3/4, candidate 2/3 (its error left out), other 1/2, queued none (last)
+    by_accuracy = [filled.baseline, filled.candidate, filled.other_version, filled.queued]
+    assert order(sort="accuracy", order="desc") == by_accuracy
+    assert order(sort="accuracy", order="asc") == [*by_accuracy[2::-1], filled.queued]
     page = server.get("/runs", params={"sort": "agent", "order": "asc"}).text
     assert 'data-sort="agent">agent ▲' in page
+    assert 'data-sort="accuracy">accuracy [95% CI]<' in page
     refused = server.get("/runs", params={"sort": "accuracy; drop"})
     assert refused.status_code == 400 and "sort:" in refused.text
