@@ -36,11 +36,12 @@ from collections.abc import Awaitable, Callable, Iterable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any  # noqa: E402
 
+from benchyard.benchmarks.loader import load_benchmark  # noqa: E402
 from benchyard.runner.execute import RunSettings  # noqa: E402
 from benchyard.runner.grading import Grade, grade  # noqa: E402
 from benchyard.runner.loop import run_async  # noqa: E402
 from benchyard.runner.two_phase import ChangeGrader  # noqa: E402
-from benchyard.spec.loader import Benchmark, load_benchmark  # noqa: E402
+from benchyard.spec.loader import Benchmark  # noqa: E402
 from benchyard.spec.models import Scenario  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,7 +42,7 @@ def benchyard(*args: str, cwd: Path) -> str:
 
 
 def world_build_ms(benchmark: Path) -> float:
-    from benchyard.spec.loader import load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.sre.incident import IncidentSpec
     from benchyard.sre.world import _build_cached
 

@@ -136,8 +136,8 @@ def _agents_missing_models(
 
 
 def benchmark_statuses(start: Path) -> list[BenchmarkStatus]:
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.spec.library import builtin_benchmarks, local_benchmarks
-    from benchyard.spec.loader import load_benchmark
     from benchyard.spec.problems import BenchmarkInvalid
     from benchyard.spec.profiles import profile_sizes
 

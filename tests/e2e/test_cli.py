@@ -76,7 +76,7 @@ def test_verify_reports_a_broken_reference(tmp_path: Path, cli: Cli) -> None:
 
 
 def test_starter_library_shape() -> None:
-    from benchyard.spec.loader import load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
 
     starter = load_benchmark("starter")
     categories: dict[str, int] = {}

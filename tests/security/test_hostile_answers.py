@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.checks.base import CheckResult, Evidence
 from benchyard.checks.registry import check_types
 from benchyard.providers.fake_server import FakeLLM
@@ -31,7 +32,6 @@ from benchyard.runner.grading import run_check
 from benchyard.runner.patches import FileChange
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.process import ProcessOutcome
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.models import CheckSpec, Scenario
 from benchyard.store.store import Store
 from tests.support import UNSANDBOXED, Cli, write_benchmark

@@ -391,9 +391,9 @@ def test_the_network_is_refused_in_docker_where_it_would_reach_a_store_on_this_h
 ) -> None:
     # A container on docker's bridge reaches this host's addresses (not its loopback): a store
     # URL naming one of them was let through, as every docker run with the network was.
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.runner.execute import RunSettings
     from benchyard.runner.isolation import UnsandboxedRefused, refuse_store_on_shared_network
-    from benchyard.spec.loader import load_benchmark
 
     gateway = _docker_bridge_address()
     if not gateway or not is_local_address(gateway):

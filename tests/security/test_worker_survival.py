@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.api import execute, plan_run
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.worker import MAX_LOST_WORKERS
-from benchyard.spec.loader import load_benchmark
 from benchyard.store.store import Store
 from tests.support import UNSANDBOXED, Cli, scenario, write_benchmark
 

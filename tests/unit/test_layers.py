@@ -30,13 +30,7 @@ def load_layers() -> ModuleType:
 layers = load_layers()
 
 # (importer, imported): imports pointing up the table, each to be turned around.
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    # The loader looks up registries of plugins above it (checks, environments, formats).
-    ("benchyard.spec.loader", "benchyard.agents.environments"),
-    ("benchyard.spec.loader", "benchyard.checks.registry"),
-    ("benchyard.spec.loader", "benchyard.importers.direct"),
-    ("benchyard.spec.models", "benchyard.agents.environments"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 # Circles between modules that remain once KNOWN_UPWARD is set aside.
 KNOWN_MODULE_CIRCLES: set[frozenset[str]] = set()

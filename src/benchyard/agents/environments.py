@@ -91,11 +91,6 @@ def unknown_environment(name: str) -> str:
     )
 
 
-def environment_tool_names(spec: EnvironmentSpec) -> tuple[str, ...]:
-    environment = get_environment(spec.type)
-    return environment.tool_names if environment is not None else ()
-
-
 def environment_tools(spec: EnvironmentSpec) -> list[Tool]:
     """The tools a scenario's environment offers for one attempt."""
     environment = get_environment(spec.type)

@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any
 
 from benchyard.automation import proposals as proposal_store
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.config import ProjectConfig
 from benchyard.errors import BenchyardError
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 

@@ -34,8 +34,9 @@ from benchyard import secrets
 from benchyard.automation import proposal_files as files_on_disk
 from benchyard.automation import scenario_text
 from benchyard.automation.proposal_files import PathRefused, checked_path
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
-from benchyard.spec.loader import MANIFEST, Benchmark, load_benchmark
+from benchyard.spec.loader import MANIFEST, Benchmark
 from benchyard.spec.problems import BenchmarkInvalid, BenchmarkNotFound, Problem
 from benchyard.store.schema import proposals
 from benchyard.store.store import Store, aware

@@ -132,9 +132,9 @@ def plan_scheduled_run(
     """The benchmark, agent, settings and plan of a run of this schedule now: what `add` checks
     before recording a schedule and what each firing queues."""
     from benchyard.agents.registry import build_agent
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.runner.api import plan_run
     from benchyard.runner.execute import RunSettings
-    from benchyard.spec.loader import load_benchmark
 
     benchmark = load_benchmark(benchmark_ref)
     agent = build_agent(agent_name, agent_config)

@@ -328,12 +328,12 @@ def schedule_add(
     """Queue a run of BENCHMARK against a declared agent at the times --cron names; a running
     `benchyard worker` queues each one, and each run is compared with the previous one."""
     from benchyard.automation.schedules import add_schedule, describe_next, plan_scheduled_run
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.cli.context import load_project, open_store
     from benchyard.runner.api import judge_for, resolve_agent
     from benchyard.runner.execute import RunSettings
     from benchyard.runner.isolation import refuse_unsandboxed
     from benchyard.sandbox.registry import default_sandbox_name
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     config = load_project()

@@ -37,8 +37,8 @@ def validate(
     format: ListFormatOption = "table",
 ) -> None:
     """Check a benchmark's files and list every problem with file, line and field."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.report.render import plural
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     if format == "json":
@@ -104,9 +104,9 @@ def verify(
 ) -> None:
     """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
     Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.report.render import plural
     from benchyard.runner.api import verify_benchmark, verify_benchmark_at
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     if format == "json":

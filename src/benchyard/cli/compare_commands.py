@@ -170,7 +170,8 @@ def history(
 
 def _benchmark_name(reference: str) -> str:
     """A directory holding benchmark.yaml names its benchmark; anything else is a name."""
-    from benchyard.spec.loader import MANIFEST, load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
+    from benchyard.spec.loader import MANIFEST
 
     path = Path(reference)
     if (path / MANIFEST).is_file() or path.name == MANIFEST:

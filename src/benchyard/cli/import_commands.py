@@ -59,8 +59,8 @@ def import_benchmark(
 ) -> None:
     """Write a benchmark in a published format as an ordinary benchyard benchmark: readable,
     editable, graded as the format's official evaluator grades it."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.importers.build import read_source, write_benchmark
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(output_format)
     result = read_source(format, source, parse_option_pairs(option))

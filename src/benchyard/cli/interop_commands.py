@@ -106,9 +106,9 @@ def import_run(
     db: DbOption = None,
 ) -> None:
     """Read an Inspect log's samples and scores into the store as a finished run."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.cli.context import load_project, open_store
     from benchyard.interop.inspect_log import import_log
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     loaded = load_benchmark(benchmark) if benchmark else None

@@ -199,12 +199,12 @@ def run(
     """Run a benchmark against an agent; every attempt lands in the store. Exits 0, 1 under
     --fail-under, 3 when every attempt errored or timed out (see docs/exit-codes.md)."""
     from benchyard.automation.hooks import listen_to_workers
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.executor_options import open_executor
     from benchyard.runner.api import execute, judge_for, plan_run, resolve_agent
     from benchyard.runner.execute import RunSettings, default_work_root
     from benchyard.sandbox.registry import default_sandbox_name
-    from benchyard.spec.loader import load_benchmark
 
     check_list_format(format)
     listen_to_workers()  # its worker's ended run compared and announced, webhooks

@@ -43,19 +43,25 @@ from benchyard.spec.loader import (
     Benchmark,
     Location,
     ProblemCollector,
-    _check_unique,
-    _load_scenario,
+    check_unique,
+    load_scenario,
 )
 from benchyard.spec.models import BenchmarkManifest, Scenario
+from benchyard.spec.plugins import Plugins
 from benchyard.spec.problems import BenchmarkInvalid
 from benchyard.spec.source_files import Located
 from benchyard.untrusted import remove_tree
 
 
 def load_from_source(
-    root: Path, manifest: BenchmarkManifest, source_doc: Located, collector: ProblemCollector
+    root: Path,
+    manifest: BenchmarkManifest,
+    source_doc: Located,
+    collector: ProblemCollector,
+    plugins: Plugins,
 ) -> Benchmark:
-    """The benchmark `manifest` describes, its scenarios read from its source."""
+    """The benchmark `manifest` describes, its scenarios read from its source and validated
+    against `plugins`."""
     assert manifest.format is not None and manifest.source is not None
     manifest_file = root / MANIFEST
     try:
@@ -87,18 +93,19 @@ def load_from_source(
     locations: dict[str, Location] = {}
     for entry in imported.scenarios:
         document = Located(entry.data, None, entry.origin.line)
-        scenario = _load_scenario(
+        scenario = load_scenario(
             base or entry.origin.file.parent,
             manifest,
             entry.origin.file,
             document,
             collector,
+            plugins,
             base=base,
         )
         if scenario is None:
             continue
         location = Location(entry.origin.file, entry.origin.line, base)
-        _check_unique(scenario, location, locations, collector)
+        check_unique(scenario, location, locations, collector)
         scenarios.append(scenario)
         locations.setdefault(scenario.id, location)
     if not scenarios and not collector.problems:
@@ -112,7 +119,7 @@ def load_from_source(
         ).encode()
     )
     return Benchmark(
-        root, manifest, scenarios, "sha256:" + digest.hexdigest(), locations, provenance
+        root, manifest, scenarios, "sha256:" + digest.hexdigest(), plugins, locations, provenance
     )
 
 

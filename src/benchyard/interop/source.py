@@ -70,7 +70,7 @@ class RunSource:
 
 
 def _scenarios(run: RunRecord) -> dict[str, Scenario]:
-    from benchyard.spec.loader import load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
 
     try:
         loaded = load_benchmark(run.benchmark_path)

@@ -129,8 +129,8 @@ class RunShown(Output):
 def benchmark_entries(start: Path) -> list[BenchmarkEntry]:
     """The built-in library, then the benchmarks under `start` (labelled by their path under
     it), each loaded: valid with its identity and size, or invalid with how many problems."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.spec.library import builtin_benchmarks, local_benchmarks
-    from benchyard.spec.loader import load_benchmark
     from benchyard.spec.problems import BenchmarkInvalid
 
     entries = [(name, path, "built-in") for name, path in builtin_benchmarks().items()]

@@ -302,7 +302,7 @@ def benchmark_identity(benchmark: Benchmark) -> BenchmarkIdentity:
 def validation_output(path: str) -> ValidationOutput:
     """The benchmark at `path` checked: its identity, or every problem it has. A path that is no
     benchmark at all raises, as `load_benchmark` does."""
-    from benchyard.spec.loader import load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.spec.problems import BenchmarkInvalid
 
     try:

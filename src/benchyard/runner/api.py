@@ -384,8 +384,8 @@ def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[V
 def verify_benchmark_at(path: str, sandbox: str | None = None) -> VerifyOutput:
     """`verify --format json`: every reference of the benchmark at `path` graded, or the
     benchmark's problems when it has some. A path that is no benchmark at all raises."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.report.outputs import verify_output
-    from benchyard.spec.loader import load_benchmark
     from benchyard.spec.problems import BenchmarkInvalid
 
     try:

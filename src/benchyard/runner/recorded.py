@@ -7,9 +7,10 @@ from collections.abc import Mapping
 
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import build_agent
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
 from benchyard.runner.execute import RunSettings
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.store.records import RunRecord
 
 

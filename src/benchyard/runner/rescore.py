@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
@@ -24,7 +25,7 @@ from benchyard.runner.loop import run_async
 from benchyard.runner.patches import apply_patch_or_fail
 from benchyard.runner.recorded import RunRefused, recorded_settings
 from benchyard.runner.two_phase import ChangeGrader, needs_two_phase
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store

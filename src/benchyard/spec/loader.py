@@ -1,15 +1,15 @@
-"""Loading a benchmark directory into a validated `Benchmark`, collecting every problem at once."""
+"""Reading a benchmark directory into a validated `Benchmark`, collecting every problem at once;
+its checks, environments and `format:` sources validated through the `Plugins` it is given."""
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import errno
 import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from pydantic import BaseModel, ValidationError
 
@@ -18,10 +18,12 @@ from benchyard.spec.models import (
     COMMON_CHECK_KEYS,
     DEFER_TURN_CHECKS,
     BenchmarkManifest,
+    CheckSpec,
     FixtureFile,
     Limits,
     Scenario,
 )
+from benchyard.spec.plugins import CheckParamsModel, Plugins
 from benchyard.spec.problems import BenchmarkInvalid, Problem, format_field
 from benchyard.spec.source_files import Located, SpecSyntaxError, read_jsonl, read_yaml
 
@@ -43,6 +45,7 @@ class Benchmark:
     manifest: BenchmarkManifest
     scenarios: list[Scenario]
     content_hash: str
+    plugins: Plugins = field(repr=False, compare=False)  # what its scenarios were validated by
     locations: dict[str, Location] = field(default_factory=dict)
     provenance: dict[str, Any] | None = None  # an imported benchmark's origin (importers/)
     _scenario_hashes: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
@@ -80,7 +83,7 @@ class Benchmark:
                 "benchmark": self.manifest.model_dump(mode="json", include={"defaults", "sandbox"}),
             }
             sources = [src for src, _ in _fixture_sources(scenario)]
-            sources += list(_check_files(scenario))
+            sources += list(_check_files(scenario, self.plugins))
             found = scenario_hash(definition, self.root, self.scenario_dir(scenario), sources)
             self._scenario_hashes[scenario.id] = found
         return found
@@ -313,8 +316,9 @@ def resolve_benchmark_path(reference: str | Path) -> Path:
     )
 
 
-def load_benchmark(reference: str | Path) -> Benchmark:
-    """Load and validate a benchmark; raise BenchmarkInvalid listing every problem found."""
+def read_benchmark(reference: str | Path, plugins: Plugins) -> Benchmark:
+    """Read a benchmark and validate it, its checks and environments against `plugins`; raise
+    BenchmarkInvalid listing every problem found."""
     root = resolve_benchmark_path(reference).resolve()
     collector = ProblemCollector(root)
     loaded_manifest = _load_manifest(root, collector) or _fallback_manifest(root)
@@ -322,9 +326,7 @@ def load_benchmark(reference: str | Path) -> Benchmark:
         raise BenchmarkInvalid(collector.problems)
     manifest, manifest_source = loaded_manifest
     if manifest.format is not None:  # scenarios read from a source in a published format
-        from benchyard.importers.direct import load_from_source
-
-        return load_from_source(root, manifest, manifest_source, collector)
+        return plugins.load_from_source(root, manifest, manifest_source, collector)
     scenarios: list[Scenario] = []
     locations: dict[str, Location] = {}
     files = _scenario_files(root, manifest, manifest_source, collector)
@@ -336,13 +338,14 @@ def load_benchmark(reference: str | Path) -> Benchmark:
             f"no scenario files match {', '.join(manifest.scenarios)}",
         )
     for file in files:
-        for scenario, location, raw_id in _load_scenario_file(root, manifest, file, collector):
+        loaded = _load_scenario_file(root, manifest, file, collector, plugins)
+        for scenario, location, raw_id in loaded:
             if scenario is None:  # its problems are collected; its id still counts as taken
                 if raw_id is not None:
                     _check_unique_id(raw_id, location, locations, collector)
                     locations.setdefault(raw_id, location)
                 continue
-            _check_unique(scenario, location, locations, collector)
+            check_unique(scenario, location, locations, collector)
             scenarios.append(scenario)
             locations.setdefault(scenario.id, location)
     if files and not scenarios and not collector.problems:
@@ -358,7 +361,9 @@ def load_benchmark(reference: str | Path) -> Benchmark:
         check_profiles(root / MANIFEST, manifest_source, manifest.profiles, scenarios, collector)
     if collector.problems:
         raise BenchmarkInvalid(collector.problems)
-    return Benchmark(root, manifest, scenarios, content_hash(root), locations, manifest.provenance)
+    return Benchmark(
+        root, manifest, scenarios, content_hash(root), plugins, locations, manifest.provenance
+    )
 
 
 def _line_if_given(located: Located, key: str) -> int | None:
@@ -489,7 +494,11 @@ def _scenario_files(
 
 
 def _load_scenario_file(
-    root: Path, manifest: BenchmarkManifest, file: Path, collector: ProblemCollector
+    root: Path,
+    manifest: BenchmarkManifest,
+    file: Path,
+    collector: ProblemCollector,
+    plugins: Plugins,
 ) -> list[tuple[Scenario | None, Location, str | None]]:
     """Each scenario of the file with its location and its id as written (None when it has
     none); the scenario is None when it has problems."""
@@ -501,7 +510,7 @@ def _load_scenario_file(
         documents = _yaml_scenarios(file, located, collector) if located is not None else []
     loaded: list[tuple[Scenario | None, Location, str | None]] = []
     for document in documents:
-        scenario = _load_scenario(root, manifest, file, document, collector)
+        scenario = load_scenario(root, manifest, file, document, collector, plugins)
         loaded.append((scenario, Location(file, document.line), _raw_id(document.data)))
     return loaded
 
@@ -543,16 +552,18 @@ def _yaml_scenarios(file: Path, located: Located, collector: ProblemCollector) -
     return []
 
 
-def _load_scenario(
+def load_scenario(
     root: Path,
     manifest: BenchmarkManifest,
     file: Path,
     document: Located,
     collector: ProblemCollector,
+    plugins: Plugins,
     base: Path | None = None,
 ) -> Scenario | None:
-    """The scenario, or None when it has problems (all of them added to `collector`); fixture
-    sources resolve in `base` (default: the file's directory)."""
+    """The scenario, its checks and environment validated against `plugins`, or None when it
+    has problems (all of them added to `collector`); fixture sources resolve in `base` (default:
+    the file's directory)."""
     if not isinstance(document.data, dict):
         collector.add(file, document.line, (), "expected a scenario mapping")
         return None
@@ -565,14 +576,16 @@ def _load_scenario(
     for index, check in enumerate(checks if isinstance(checks, list) else []):
         if isinstance(check, dict) and isinstance(check.get("type"), str):
             params = {key: value for key, value in check.items() if key not in COMMON_CHECK_KEYS}
-            _validate_check(file, document, index, check["type"], params, collector)
+            _validate_check(file, document, index, check["type"], params, collector, plugins)
     environment = document.data.get("environment")
     if isinstance(environment, dict) and isinstance(environment.get("type"), str):
-        _validate_environment(file, document, environment, collector)
+        _validate_environment(file, document, environment, collector, plugins)
     if scenario is not None:
-        for path, message in scenario.turn_problems():
+        for path, message in scenario.turn_problems(_environment_tools(scenario, plugins)):
             collector.add(file, document.line_of(path), path, message)
-        _check_turns_and_fixtures(root, manifest, file, document, scenario, collector, base)
+        _check_turns_and_fixtures(
+            root, manifest, file, document, scenario, collector, plugins, base
+        )
     else:  # field errors do not hide missing fixtures: look at the paths as written
         for src, path in _raw_fixture_sources(document.data):
             problem = _fixture_problem(root, base or file.parent, src)
@@ -588,13 +601,12 @@ def _validate_check(
     kind: str,
     params: dict[str, Any],
     collector: ProblemCollector,
+    plugins: Plugins,
 ) -> None:
-    from benchyard.checks.registry import check_names, get_check_type
-
-    found = get_check_type(kind)
+    model = plugins.check_params(kind)
     prefix: tuple[str | int, ...] = ("checks", index)
-    if found is None:
-        known = check_names()
+    if model is None:
+        known = plugins.check_names()
         hint = difflib.get_close_matches(kind, known, n=1)
         suggestion = f" (did you mean '{hint[0]}'?)" if hint else f" (known: {', '.join(known)})"
         path = (*prefix, "type")
@@ -602,7 +614,6 @@ def _validate_check(
             file, document.line_of(path), path, f"unknown check type '{kind}'{suggestion}"
         )
         return
-    model = found.params
     try:
         model.model_validate(params)
     except ValidationError as error:
@@ -612,15 +623,18 @@ def _validate_check(
 
 
 def _validate_environment(
-    file: Path, document: Located, environment: dict[str, Any], collector: ProblemCollector
+    file: Path,
+    document: Located,
+    environment: dict[str, Any],
+    collector: ProblemCollector,
+    plugins: Plugins,
 ) -> None:
     """A scenario's simulated environment: a known type, and parameters it can simulate."""
-    from benchyard.agents.environments import get_environment, unknown_environment
-
-    found = get_environment(environment["type"])
+    found = plugins.environment(environment["type"])
     if found is None:
         path: tuple[str | int, ...] = ("environment", "type")
-        collector.add(file, document.line_of(path), path, unknown_environment(environment["type"]))
+        unknown = plugins.unknown_environment(environment["type"])
+        collector.add(file, document.line_of(path), path, unknown)
         return
     params = {key: value for key, value in environment.items() if key != "type"}
     try:
@@ -635,9 +649,18 @@ def _validate_environment(
         collector.add(file, document.line_of(("environment",)), ("environment",), problem)
 
 
-def _check_unique(
+def _environment_tools(scenario: Scenario, plugins: Plugins) -> tuple[str, ...]:
+    """The names of the tools the scenario's environment offers (none when it has none)."""
+    if scenario.environment is None:
+        return ()
+    found = plugins.environment(scenario.environment.type)
+    return found.tool_names if found is not None else ()
+
+
+def check_unique(
     scenario: Scenario, location: Location, seen: dict[str, Location], collector: ProblemCollector
 ) -> None:
+    """A problem when the scenario's id is taken already."""
     _check_unique_id(scenario.id, location, seen, collector)
 
 
@@ -662,6 +685,7 @@ def _check_turns_and_fixtures(
     document: Located,
     scenario: Scenario,
     collector: ProblemCollector,
+    plugins: Plugins,
     base: Path | None = None,
 ) -> None:
     if scenario.limits.max_turns:
@@ -683,24 +707,18 @@ def _check_turns_and_fixtures(
         problem = _fixture_problem(root, base or file.parent, src)
         if problem is not None:
             collector.add(file, document.line_of(path), path, problem)
-    for path, problem in _check_file_problems(root, base or file.parent, scenario):
+    for path, problem in _check_file_problems(root, base or file.parent, scenario, plugins):
         collector.add(file, document.line_of(path), path, problem)
 
 
 def _check_file_problems(
-    root: Path, base: Path, scenario: Scenario
+    root: Path, base: Path, scenario: Scenario, plugins: Plugins
 ) -> Iterator[tuple[tuple[str | int, ...], str]]:
     """Each problem with a benchmark file a check names (CheckParams.benchmark_files, such as a
     `python` grader): checked as a fixture source is, then by the check type itself."""
-    from benchyard.checks.registry import get_check_type
-
     for index, spec in enumerate(scenario.checks):
-        check_type = get_check_type(spec.type)
-        if check_type is None:
-            continue
-        try:
-            params = check_type.params.model_validate(spec.params)
-        except ValidationError:
+        params = _valid_params(spec, plugins)
+        if params is None:
             continue  # reported with the check's parameters
         for name, src in params.benchmark_files().items():
             problem = _fixture_problem(root, base, src)
@@ -803,15 +821,24 @@ def _raw_fixture_sources(data: dict[str, Any]) -> Iterator[tuple[str, tuple[str 
         yield change["patch"], ("reference_change", "patch")
 
 
-def _check_files(scenario: Scenario) -> Iterator[str]:
+def _check_files(scenario: Scenario, plugins: Plugins) -> Iterator[str]:
     """The benchmark files the scenario's checks read (CheckParams.benchmark_files)."""
-    from benchyard.checks.registry import get_check_type
-
     for spec in scenario.checks:
-        check_type = get_check_type(spec.type)
-        if check_type is not None:
-            with contextlib.suppress(ValidationError):
-                yield from check_type.params.model_validate(spec.params).benchmark_files().values()
+        params = _valid_params(spec, plugins)
+        if params is not None:
+            yield from params.benchmark_files().values()
+
+
+def _valid_params(spec: CheckSpec, plugins: Plugins) -> CheckParamsModel | None:
+    """The check's parameters validated by its type, or None when the type is unknown or they
+    are not valid."""
+    model = plugins.check_params(spec.type)
+    if model is None:
+        return None
+    try:
+        return cast(CheckParamsModel, model.model_validate(spec.params))
+    except ValidationError:
+        return None
 
 
 def _fixture_sources(scenario: Scenario) -> Iterator[tuple[str, tuple[str | int, ...]]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -396,9 +397,13 @@ class Scenario(SpecModel):
             raise ValueError("; ".join(f"{format_field(path)}: {text}" for path, text in problems))
         return self
 
-    def turn_problems(self) -> list[tuple[tuple[str | int, ...], str]]:
+    def turn_problems(
+        self, environment_tools: Sequence[str] | None = None
+    ) -> list[tuple[tuple[str | int, ...], str]]:
         """Each (field path, message) where the reference or a check disagrees with the turns,
-        or the reference's tool calls with the scenario's tools."""
+        or the reference's tool calls with the scenario's tools and `environment_tools`, those of
+        its environment (the loader passes them; when not given, calls are not checked against
+        an environment's tools)."""
         turns = len(self.stimulus.turns)
         problems: list[tuple[tuple[str | int, ...], str]] = []
         answers = self.reference
@@ -413,7 +418,7 @@ class Scenario(SpecModel):
                     "give one answer per turn, or only the last one as a string",
                 )
             )
-        problems += self._tool_problems(turns)
+        problems += self._tool_problems(turns, environment_tools)
         for index, check in enumerate(self.checks):
             if check.turn is not None and check.turn > turns:
                 problems.append(
@@ -425,20 +430,19 @@ class Scenario(SpecModel):
                 )
         return problems
 
-    def _tool_problems(self, turns: int) -> list[tuple[tuple[str | int, ...], str]]:
+    def _tool_problems(
+        self, turns: int, environment_tools: Sequence[str] | None
+    ) -> list[tuple[tuple[str | int, ...], str]]:
         problems: list[tuple[tuple[str | int, ...], str]] = []
-        names = [tool.name for tool in self.tools]
-        if self.environment is not None:
-            from benchyard.agents.environments import environment_tool_names
-
-            names += environment_tool_names(self.environment)
+        names = [tool.name for tool in self.tools] + list(environment_tools or ())
+        tools_unknown = self.environment is not None and environment_tools is None
         for index, name in enumerate(names):
             if name in names[:index]:
                 problems.append((("tools", index, "name"), f"tool '{name}' is defined twice"))
         calls = self.reference.tool_calls if isinstance(self.reference, ToolReference) else []
         for index, call in enumerate(calls):
             path: tuple[str | int, ...] = ("reference", "tool_calls", index)
-            if call.name not in names:
+            if call.name not in names and not tools_unknown:
                 offered = ", ".join(names) or "none"
                 problems.append(
                     ((*path, "name"), f"no tool named '{call.name}' (tools: {offered})")

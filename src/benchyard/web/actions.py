@@ -45,9 +45,9 @@ def enqueue_run(
     store: Store, config: ProjectConfig, request: RunRequest, agent_repo: Path
 ) -> RunRecord:
     """Plan the run as `benchyard run --enqueue` does and put it in the queue."""
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.runner.api import enqueue, judge_for, plan_run, resolve_agent
     from benchyard.sandbox.registry import default_sandbox_name
-    from benchyard.spec.loader import load_benchmark
 
     agent = resolve_agent(config, request.agent, None)
     benchmark = load_benchmark(request.benchmark_path)

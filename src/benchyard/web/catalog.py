@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
 from benchyard.spec.library import LIBRARY_ROOT, builtin_benchmarks, local_benchmarks
-from benchyard.spec.loader import MANIFEST, Benchmark, load_benchmark
+from benchyard.spec.loader import MANIFEST, Benchmark
 from benchyard.spec.source_files import read_yaml
 
 Origin = Literal["built-in", "local", "recorded"]

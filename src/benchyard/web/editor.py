@@ -25,8 +25,9 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.spec.problems import BenchmarkInvalid, BenchmarkNotFound, Problem
 
 FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -19,7 +19,7 @@ from benchyard.automation.proposals import (
     propose_update,
     reject,
 )
-from benchyard.spec.loader import load_benchmark
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.store.store import Store
 from tests.integration.web.support import BENCHMARK_YAML, write_web_benchmark
 from tests.support import Cli

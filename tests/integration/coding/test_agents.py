@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchyard.spec.loader import load_benchmark
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.store.records import AttemptRecord
 from benchyard.store.store import Store
 from tests.support import Cli, write_benchmark

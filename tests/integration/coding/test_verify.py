@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.api import verify_benchmark
 from benchyard.runner.two_phase import needs_two_phase
-from benchyard.spec.loader import load_benchmark
 from tests.support import Cli, write_benchmark
 
 STARTER = load_benchmark("starter")

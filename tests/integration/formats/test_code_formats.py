@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.loop import run_async
 from benchyard.runner.two_phase import ChangeGrader
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from tests.support import Cli
 from tests.unit.checks.code_helpers import code_sandbox
 from tests.unit.importers.sources import (

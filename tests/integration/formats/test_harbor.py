@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.loop import run_async
 from benchyard.runner.two_phase import ChangeGrader
-from benchyard.spec.loader import load_benchmark
 from tests.support import Cli
 
 BASE = "FROM benchyard/sandbox:bookworm\nWORKDIR /app\n"

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec.library import builtin_benchmarks
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.profiles import profile_sizes
 from tests.support import Cli
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from sqlalchemy import update
 
 from benchyard.automation.proposals import accept, propose_update
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.report.compare import compare_runs
-from benchyard.spec.loader import load_benchmark
 from benchyard.store.outcomes import final_outcomes
 from benchyard.store.schema import attempts
 from benchyard.store.store import Store

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from benchyard.agents.registry import build_agent
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.api import execute, plan_run
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.worker import MAX_CLAIM_FACTOR
-from benchyard.spec.loader import load_benchmark
 from benchyard.store.store import Store
 from tests.support import scenario, write_benchmark
 

@@ -15,13 +15,13 @@ import pytest
 
 from benchyard.agents import registry
 from benchyard.agents.base import AgentResult, AgentTask
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner import watchdog
 from benchyard.runner.api import execute, plan_run
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.loop import run_async
 from benchyard.runner.watchdog import WATCHDOG_CAUSE
 from benchyard.runner.worker import WorkerOptions, serve_queue
-from benchyard.spec.loader import load_benchmark
 from benchyard.store.browse import queue_counts
 from benchyard.store.queue import Queue
 from benchyard.store.store import Store

@@ -29,6 +29,7 @@ from sqlalchemy import func, select
 
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import build_agent
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.executors.local import LocalExecutor
 from benchyard.runner.api import recorded_run
 from benchyard.runner.execute import RunSettings, new_run
@@ -36,7 +37,7 @@ from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
 from benchyard.runner.plan import plan_attempts
 from benchyard.runner.worker import execute_run
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.store.records import VERDICTS, AttemptRecord, RunRecord
 from benchyard.store.schema import attempt_queue
 from benchyard.store.store import Store

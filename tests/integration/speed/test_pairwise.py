@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 import yaml
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.pairwise import PairwiseRefused, compare_pairwise, parse_choice
 from benchyard.providers.judge import judge_settings
-from benchyard.spec.loader import load_benchmark
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 from tests.integration.speed.conftest import StartFake

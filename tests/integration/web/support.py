@@ -110,7 +110,7 @@ class Filled:
 def fill_store(store: Store, benchmark_root: Path) -> Filled:
     write_web_benchmark(benchmark_root)
     path = str(benchmark_root.resolve())
-    from benchyard.spec.loader import load_benchmark
+    from benchyard.benchmarks.loader import load_benchmark
 
     content_hash = load_benchmark(benchmark_root).content_hash
     common: dict[str, Any] = {

@@ -11,11 +11,11 @@ from typing import Any
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.checks.base import CheckFailedToRun, CheckResult, Evidence
 from benchyard.runner.tool_events import call_event, result_event
 from benchyard.runner.trajectory import Event
 from benchyard.runner.two_phase import Workspace
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.models import Scenario
 from benchyard.spec.problems import BenchmarkInvalid
 from tests.support import write_benchmark

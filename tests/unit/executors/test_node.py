@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchyard.agents.registry import build_agent
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.executors.ray.driver import _failed_try
 from benchyard.executors.ray.node import NodeTries, RunSpec, Shipped
 from benchyard.runner.execute import RunSettings
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.workdir import make_scratch_layout
-from benchyard.spec.loader import load_benchmark
 from tests.support import run_record, scenario, write_benchmark
 
 

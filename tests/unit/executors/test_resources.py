@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.executors.ray import resources
 from benchyard.executors.ray.resources import Ask, Gate, ask_for, fits_somewhere, slots
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from tests.support import scenario, write_benchmark
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.executors.ray.shipping import (
     ShippingError,
     code_to_ship,
@@ -19,7 +20,6 @@ from benchyard.executors.ray.shipping import (
     relocated_agent_config,
     unpacked,
 )
-from benchyard.spec.loader import load_benchmark
 from tests.support import scenario, write_benchmark
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.importers import (
     ImportOptions,
     SourceInvalid,
@@ -19,7 +20,6 @@ from benchyard.importers import (
 from benchyard.importers.build import write_benchmark
 from benchyard.importers.registry import BUILTIN, format_names
 from benchyard.importers.source import Fields, RecordImporter
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 
 from .sources import GSM8K, HUMANEVAL, direct_benchmark, write_jsonl

@@ -6,11 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from benchyard.agents.command import named_paths
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.isolation import request_for
 from benchyard.sandbox.allowlist import host_paths
 from benchyard.sandbox.hostview import system_view_args
 from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, ulimit_lines
-from benchyard.spec.loader import load_benchmark
 from tests.support import scenario, write_benchmark
 
 

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec import source_files
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from tests.support import Cli
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec.haystack import HaystackSpec, Needle, generate, text_sha256
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from tests.support import write_benchmark
 

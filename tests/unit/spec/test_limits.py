@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec import source_files
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.models import (
     MAX_BENCHMARK_NAME,
     MAX_BENCHMARK_VERSION,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec.loader import (
     DEFAULT_MAX_TURNS,
     DEFAULT_TIMEOUT_SEC,
     Benchmark,
-    load_benchmark,
     resolve_benchmark_path,
 )
 from benchyard.spec.models import FixtureFile, Scenario

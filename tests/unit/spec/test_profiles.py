@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from benchyard.spec.loader import load_benchmark
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from benchyard.spec.profiles import UnknownProfile, profile_sizes, select_profile
 from tests.support import write_benchmark

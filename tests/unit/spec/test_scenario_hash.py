@@ -8,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from benchyard.spec.loader import load_benchmark
+from benchyard.benchmarks.loader import load_benchmark
 from tests.support import scenario, write_benchmark
 
 GRADER = "def grade(answer, context):\n    return answer == 'c'\n"

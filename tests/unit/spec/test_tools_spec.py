@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchyard.spec.loader import load_benchmark
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from benchyard.spec.tools import ToolSpec, arguments_match
 from tests.support import write_benchmark

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from benchyard.agents.toolbox import ToolBox
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.tool_events import observed_calls
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.problems import BenchmarkInvalid
 from tests.support import write_benchmark
 

@@ -69,9 +69,9 @@ def test_the_dataset_layout_and_a_single_scenario_are_found(tmp_path: Path) -> N
 
 
 def test_import_command_and_verify(tmp_path: Path) -> None:
+    from benchyard.benchmarks.loader import load_benchmark
     from benchyard.importers.build import read_source, write_benchmark
     from benchyard.runner.api import verify_benchmark
-    from benchyard.spec.loader import load_benchmark
 
     result = read_source("itbench", small_itbench(tmp_path / "src"))
     written = write_benchmark(result, tmp_path / "bench")

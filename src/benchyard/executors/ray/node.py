@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 from benchyard import secrets
 from benchyard.agents.base import Agent
 from benchyard.agents.registry import build_agent
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
 from benchyard.executors.ray.shipping import (
     ShippingError,
@@ -50,7 +51,7 @@ from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.recorded import recorded_settings
 from benchyard.runner.run_scratch import SCRATCH_OWNER, SCRATCH_PREFIX, pid_alive
 from benchyard.runner.workdir import make_scratch_layout
-from benchyard.spec.loader import Benchmark, load_benchmark
+from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.untrusted import remove_tree

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from benchyard.agents.toolbox import ToolBox
+from benchyard.benchmarks.loader import load_benchmark
 from benchyard.checks.base import Evidence
 from benchyard.formats.bfcl.check import decode_answer
 from benchyard.runner.api import verify_benchmark
 from benchyard.runner.trajectory import Event, message
-from benchyard.spec.loader import load_benchmark
 from benchyard.spec.models import Scenario
 from tests.unit.checks.helpers import check_type
 from tests.unit.importers.sources import BFCL_ANSWERS, BFCL_FUNCTIONS, direct_benchmark, write_bfcl
