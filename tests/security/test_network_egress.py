@@ -19,7 +19,6 @@ from benchyard.bridge.egress import PROXY_PORT, serve_egress
 from benchyard.runner.store_address import store_endpoints
 from benchyard.sandbox.network import Destination, Egress
 from benchyard.store.store import Store
-from tests.conftest import POSTGRES_URL
 from tests.support import Cli, scenario, write_benchmark
 
 pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
@@ -125,15 +124,13 @@ def test_the_destinations_are_shown_and_kept_by_rerun(
     assert json.loads(attempt.answer or "{}")["tunnelled"] == [f"hello from {named}"]
 
 
-def test_naming_the_store_refuses_the_run(cli: Cli, tmp_path: Path) -> None:
+def test_naming_the_store_refuses_the_run(tmp_path: Path, postgres_url: str) -> None:
     """A PostgreSQL store on this host: `--network 127.0.0.1:5432` (or its name, localhost) would
     hand the agent the store, and the run is refused before anything runs."""
+    cli = Cli(postgres_url, tmp_path)
     bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
     for named in ("127.0.0.1:5432", "localhost:5432"):
-        result = cli(
-            "run", str(bench), "--agent-cmd", "echo ok", "--network", named,
-            "--db", POSTGRES_URL, db=False,
-        )  # fmt: skip
+        result = cli("run", str(bench), "--agent-cmd", "echo ok", "--network", named)
         assert result.exit_code == 2, result.output
         assert "reaches the store" in result.output
 
