@@ -31,6 +31,7 @@ from benchyard.untrusted import read_capped, remove_entry, write_fresh
 if TYPE_CHECKING:
     from benchyard.bridge.egress import EgressSession
     from benchyard.bridge.server import BridgeSession
+    from benchyard.runner.trajectory import Event
 
 IO_FILES = ("instruction.txt", "messages.json", "trajectory.jsonl", "output.txt")
 EXIT_TEMPFAIL = 75  # sysexits.h EX_TEMPFAIL: the agent's own transient fault, retried
@@ -190,7 +191,7 @@ class CommandAgent:
         async with (
             serve_tools(toolbox, task.io_dir) as tools_env,
             self._bridge(task, result) as bridge,
-            _egress(task) as egress,
+            _egress(task, result.trajectory) as egress,
         ):
             if toolbox is not None:
                 _refuse_unreachable_tools(task, tools_env)
@@ -208,21 +209,23 @@ class CommandAgent:
         if self.client is None or (request is not None and not request.bridge):
             yield None
             return
+        from benchyard.bridge.canned import provider_client
         from benchyard.bridge.server import Bridge, serve_bridge
 
         assert task.io_dir is not None
         budget = self.config.attempt_budget or AttemptBudget()
-        bridge = Bridge(
-            self.client,
-            result.trajectory,
-            task.max_turns,
-            budget.tokens,
-            budget.cost_usd,
-            task.run_spend,
-        )
         own_network = request is not None and not request.network
-        async with serve_bridge(bridge, task.io_dir, own_network=own_network) as session:
-            yield session
+        async with provider_client(self.client) as client:
+            bridge = Bridge(
+                client,
+                result.trajectory,
+                task.max_turns,
+                budget.tokens,
+                budget.cost_usd,
+                task.run_spend,
+            )
+            async with serve_bridge(bridge, task.io_dir, own_network=own_network) as session:
+                yield session
 
     async def _turns(
         self,
@@ -470,9 +473,9 @@ def _answer(output_file: Path, outcome: ProcessOutcome, cap: int) -> str:
 
 
 @asynccontextmanager
-async def _egress(task: AgentTask) -> AsyncIterator[EgressSession | None]:
-    """The attempt's egress proxy while the block runs (bridge/egress.py); None unless
-    `--network` names destinations."""
+async def _egress(task: AgentTask, trajectory: list[Event]) -> AsyncIterator[EgressSession | None]:
+    """The attempt's egress proxy while the block runs (bridge/egress.py), its connections
+    recorded in `trajectory`; None unless `--network` names destinations."""
     request = getattr(task.sandbox, "request", None)
     if request is None or getattr(request, "egress", None) is None:
         yield None
@@ -481,7 +484,8 @@ async def _egress(task: AgentTask) -> AsyncIterator[EgressSession | None]:
 
     assert task.io_dir is not None
     own_network = not request.network
-    async with serve_egress(request.egress, task.io_dir, own_network=own_network) as session:
+    served = serve_egress(request.egress, task.io_dir, trajectory, own_network=own_network)
+    async with served as session:
         yield session
 
 

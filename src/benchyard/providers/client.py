@@ -40,6 +40,7 @@ RETRIED_STATUS = frozenset({408, 409, 425, 429})
 POOL_CONNECTIONS = 32
 ERROR_BODY_CHARS = 300
 CONNECT_TIMEOUT_SEC = 30.0
+SCRIPTED_SOURCE = "bridge"  # the one caller that serves a provider's script (bridge/canned.py)
 
 
 class RetryableError(Exception):
@@ -81,6 +82,11 @@ class ProviderClient:
     `max_concurrent` holds for the whole run. Close it with `aclose()`."""
 
     def __init__(self, config: ModelConfig, source: str = "model") -> None:
+        if config.provider.script is not None and source != SCRIPTED_SOURCE:
+            raise ProviderConfigError(
+                f"model '{config.model}' ({source}): its provider has a script of replies, which "
+                "only the model bridge serves; give this provider a base_url"
+            )
         self.config = config
         self.source = source
         self._pools: _Pools | None = None

@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from benchyard import secrets
 from benchyard.errors import BenchyardError
+from benchyard.providers.fake_script import load_script
 
 DEFAULT_REASONING_FALLBACK: dict[str, Any] = {"reasoning_effort": "low"}
 # Header names whose literal values are credentials: recorded redacted, scrubbed from output.
@@ -44,7 +46,15 @@ class ModelPrice(ConfigModel):
 class ProviderConfig(ConfigModel):
     """An OpenAI-compatible endpoint (llama.cpp's server, vLLM, Ollama, LM Studio, OpenRouter...)."""
 
-    base_url: str = Field(description="Up to the /v1, e.g. http://127.0.0.1:8080/v1.")
+    base_url: str = Field(
+        default="", description="Up to the /v1, e.g. http://127.0.0.1:8080/v1 (or give `script`)."
+    )
+    script: str | None = Field(
+        default=None,
+        description="Instead of base_url: a fake-server script (YAML or JSON, as `benchyard "
+        "fake-llm` takes) whose scripted replies the model bridge serves in its own process: "
+        "no provider, no key, for tests and demos. Only the model bridge serves it.",
+    )
     api_key_env: str | None = Field(
         default=None, description="The environment variable holding the API key (sent as Bearer)."
     )
@@ -83,6 +93,22 @@ class ProviderConfig(ConfigModel):
                 "again; give the key with api_key_env or headers_env instead of in the URL"
             )
         return base_url
+
+    @field_validator("script")
+    @classmethod
+    def _script_reads(cls, script: str | None) -> str | None:
+        if script is not None:
+            try:
+                load_script(Path(script))
+            except BenchyardError as error:
+                raise ValueError(str(error)) from None
+        return script
+
+    @model_validator(mode="after")
+    def _an_endpoint_or_a_script(self) -> ProviderConfig:
+        if bool(self.base_url) == (self.script is not None):
+            raise ValueError("give a provider either base_url or script (scripted replies)")
+        return self
 
     @field_validator("headers")
     @classmethod

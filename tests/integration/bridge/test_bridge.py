@@ -385,3 +385,41 @@ def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
     assert spent == pytest.approx(attempt.cost_usd) and 0.0035 < spent <= 0.0035 + 0.001
     shown = cli("show", run.id).output
     assert "run_budget" in shown or "the run's budget was reached" in shown, shown
+
+
+def test_a_canned_model_is_served_by_the_bridge_without_a_provider(
+    cli: Cli, store: Store, tmp_path: Path
+) -> None:
+    (cli.cwd / "replies.yaml").write_text(yaml.safe_dump(SCRIPT), encoding="utf-8")
+    config = {"providers": {"canned": {"script": "replies.yaml"}}}  # relative to benchyard.yaml
+    (cli.cwd / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
+    command = f"python3 {tmp_path / 'agent.py'}"
+    result = cli("run", str(bench), "--agent-cmd", command, "--bridge", "canned/demo", "-q")
+    assert result.exit_code == 0, result.output
+    (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    calls = _bridged(attempt)
+    assert len(calls) == 2 and attempt.turns == 2
+    assert all(event.tokens_in and event.tokens_out for event in calls)
+    assert calls[0].data["tool_calls"][0]["name"] == "lookup" and calls[1].content == "ok"
+    assert attempt.tokens_in == sum(event.tokens_in or 0 for event in calls)
+
+
+def test_a_canned_model_s_script_must_read_and_only_the_bridge_serves_it(
+    cli: Cli, tmp_path: Path
+) -> None:
+    (cli.cwd / "replies.yaml").write_text("replies: [{tool_calls: 3}]", encoding="utf-8")
+    config: dict[str, Any] = {
+        "providers": {"canned": {"script": "replies.yaml"}},
+        "agents": {"direct": {"kind": "openai", "provider": "canned", "model": "demo"}},
+    }
+    (cli.cwd / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
+    result = cli("run", str(bench), "--agent-cmd", "echo ok", "--bridge", "canned/demo", "-q")
+    assert result.exit_code == 2 and "replies.yaml" in result.output, result.output
+    assert "Traceback" not in result.output
+    (cli.cwd / "replies.yaml").write_text(yaml.safe_dump(SCRIPT), encoding="utf-8")
+    result = cli("run", str(bench), "--agent", "direct", "-q")
+    assert result.exit_code == 2 and "only the model bridge serves" in result.output, result.output
