@@ -222,9 +222,9 @@ class Bridge:
         assert self.run_spend is not None and self.run_spend.budget_usd is not None
         return AttemptFailure(
             FailureKind.RUN_BUDGET,
-            f"the run's budget was reached: its spend is ${run_spent_usd:.4f} of its --budget "
-            f"${self.run_spend.budget_usd:g} after this attempt's {self.calls} model calls; "
-            "stopped live by the model bridge",
+            f"the run's budget was reached: --budget ${self.run_spend.budget_usd:g}, "
+            f"${run_spent_usd:.4f} spent by the run after this attempt's {self.calls} model "
+            "calls; stopped live by the model bridge",
         )
 
     def _provider_body(self, body: dict[str, Any]) -> dict[str, Any]:

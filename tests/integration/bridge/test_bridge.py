@@ -373,6 +373,7 @@ def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
         _project(cli.cwd, llm.url, tmp_path / "agent.py", calls=50)
         result = cli("run", str(bench), "--agent", "bridged", "--budget", "0.0035", "-q")
         requests = list(llm.requests)
+    assert result.exit_code == 3, result.output  # nothing graded: its one attempt is an error
     assert "stopped: budget $0.0035 reached" in result.output, result.output
     run = store.resolve_run("latest")
     assert run.status == "queued"  # the attempt not started waits for `benchyard worker`
@@ -384,7 +385,7 @@ def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
     spent = sum(event.cost_usd or 0 for event in calls)
     assert spent == pytest.approx(attempt.cost_usd) and 0.0035 < spent <= 0.0035 + 0.001
     shown = cli("show", run.id).output
-    assert "run_budget" in shown or "the run's budget was reached" in shown, shown
+    assert "run_budget" in shown and "the run's budget was reached" in shown, shown
 
 
 def test_a_canned_model_is_served_by_the_bridge_without_a_provider(
