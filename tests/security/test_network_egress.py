@@ -89,7 +89,12 @@ def _probe(cli: Cli, store: Store, tmp_path: Path, network: str, ports: list[int
     run = store.resolve_run("latest")
     (attempt,) = store.attempts(run.id, with_evidence=True)
     assert attempt.answer, (attempt.cause, attempt.stderr)
-    return {"settings": run.settings, **json.loads(attempt.answer)}
+    egress = [
+        event.content
+        for event in attempt.trajectory
+        if event.data and event.data.get("source") == "egress"
+    ]
+    return {"settings": run.settings, "recorded": egress, **json.loads(attempt.answer)}
 
 
 def test_the_agent_reaches_the_named_server_through_the_proxy_and_nothing_else(
@@ -107,6 +112,11 @@ def test_the_agent_reaches_the_named_server_through_the_proxy_and_nothing_else(
     assert elsewhere.startswith("refused: ") and "403" in elsewhere
     assert store_port.startswith("refused: ") and "403" in store_port
     assert all(outcome.startswith("failed: ") for outcome in seen["direct"]), seen["direct"]
+    recorded = seen["recorded"]  # each connection in the trajectory
+    assert len(recorded) == 3
+    assert any(text.startswith(f"egress proxy: tunnel to 127.0.0.1:{named}: ") for text in recorded)
+    for port in (other, 5432):
+        assert any(f"refused (403): 127.0.0.1:{port} is not among" in text for text in recorded)
 
 
 def test_the_destinations_are_shown_and_kept_by_rerun(
@@ -149,7 +159,7 @@ def test_the_proxy_refuses_the_store_even_when_named(tmp_path: Path) -> None:
 
 
 async def _connect_through(egress: Egress, io_dir: Path, target: str) -> bytes:
-    async with serve_egress(egress, io_dir, own_network=False) as session:
+    async with serve_egress(egress, io_dir, [], own_network=False) as session:
         port = int(session.env["HTTPS_PROXY"].rsplit(":", 1)[1])
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())

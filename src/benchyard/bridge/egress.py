@@ -10,7 +10,9 @@ HTTP_PROXY (which pip, npm, curl and httpx honour) and BENCHYARD_EGRESS_PROXY.
 A connection's request head is read within HEAD_TIMEOUT_SEC and HEAD_LIMIT bytes; only
 `CONNECT HOST:PORT` of a named destination is tunnelled, its name resolved here and its address
 refused when it reaches the store (even when named); at most MAX_CONNECTIONS at once, and a tunnel
-idle for IDLE_TIMEOUT_SEC both ways is closed. Everything the agent sends is attacker-controlled."""
+idle for IDLE_TIMEOUT_SEC both ways is closed. Everything the agent sends is attacker-controlled.
+Each connection is an event of the attempt's trajectory (`log`, source `egress`): its destination
+and the bytes it carried each way, or why it was refused; the first MAX_RECORDED of them."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 from benchyard.bridge.server import MAX_SOCKET_PATH, RELAY_PYTHON
 from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.runner.trajectory import Event
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.network import Destination, Egress, NetworkSpecError, destination
 from benchyard.untrusted import write_fresh
@@ -37,6 +40,8 @@ HEAD_TIMEOUT_SEC = 10.0
 CONNECT_TIMEOUT_SEC = 10.0
 IDLE_TIMEOUT_SEC = 300.0
 MAX_CONNECTIONS = 32
+MAX_RECORDED = 256  # connections recorded in the trajectory, each as one event
+SOURCE = "egress"
 CHUNK = 65536
 # Loopback is the model bridge's (and the tool server's): clients go there directly.
 NO_PROXY = "127.0.0.1,localhost,::1"
@@ -53,11 +58,15 @@ class Refused(Exception):
 
 @dataclass
 class Activity:
-    """When a tunnel last carried bytes either way: it is idle only when both directions are."""
+    """What a tunnel carried each way (`sent` by the agent, `received` by it), and when it last
+    carried anything: it is idle only when both directions are."""
 
+    started: float = field(default_factory=time.monotonic)
     last: float = field(default_factory=time.monotonic)
+    carried: dict[str, int] = field(default_factory=lambda: {"sent": 0, "received": 0})
 
-    def touch(self) -> None:
+    def carry(self, direction: str, size: int) -> None:
+        self.carried[direction] += size
         self.last = time.monotonic()
 
     def idle(self) -> bool:
@@ -66,10 +75,13 @@ class Activity:
 
 @dataclass
 class EgressProxy:
-    """One attempt's proxy: what it allows, and its connections, all cancelled when it closes."""
+    """One attempt's proxy: what it allows, its connections (all cancelled when it closes), and
+    the attempt's trajectory, where each connection is an event (the first MAX_RECORDED)."""
 
     egress: Egress
+    trajectory: list[Event] = field(default_factory=list)
     connections: set[asyncio.Task[None]] = field(default_factory=set)
+    recorded: int = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
@@ -92,16 +104,37 @@ class EgressProxy:
                 raise Refused(403, f"{target} is not among the destinations --network names")
             upstream_reader, upstream_writer = await self._connect(target)
         except Refused as refused:
+            self._record(f"refused ({refused.status}): {refused.reason}", status=refused.status)
             await _answer(writer, refused.status, refused.reason)
             return
+        activity = Activity()
         try:
             writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
-            activity = Activity()
             await asyncio.gather(
-                _pipe(reader, upstream_writer, activity), _pipe(upstream_reader, writer, activity)
+                _pipe(reader, upstream_writer, activity, "sent"),
+                _pipe(upstream_reader, writer, activity, "received"),
             )
         finally:
             upstream_writer.close()
+            seconds = round(time.monotonic() - activity.started, 3)
+            sent, received = activity.carried["sent"], activity.carried["received"]
+            self._record(
+                f"tunnel to {target}: {sent} bytes sent, {received} received, {seconds:g} s",
+                status=200,
+                destination=str(target),
+                duration_sec=seconds,
+                **activity.carried,
+            )
+
+    def _record(self, what: str, **data: object) -> None:
+        """One connection as a trajectory event, up to MAX_RECORDED; then one saying so."""
+        self.recorded += 1
+        if self.recorded > MAX_RECORDED + 1:
+            return
+        if self.recorded > MAX_RECORDED:
+            what, data = f"connections past the first {MAX_RECORDED} are not recorded", {}
+        event_data = {"source": SOURCE, **data}
+        self.trajectory.append(Event("log", f"egress proxy: {what}", data=event_data))
 
     async def _connect(
         self, target: Destination
@@ -158,7 +191,10 @@ async def _resolved(target: Destination) -> list[str]:
 
 
 async def _pipe(
-    source: asyncio.StreamReader, target: asyncio.StreamWriter, activity: Activity
+    source: asyncio.StreamReader,
+    target: asyncio.StreamWriter,
+    activity: Activity,
+    direction: str,
 ) -> None:
     """Copy `source` to `target` until its end (passed on as a half-close), an error, or the
     tunnel idle both ways for IDLE_TIMEOUT_SEC; then stop `target` whatever it was doing."""
@@ -174,7 +210,7 @@ async def _pipe(
                 if target.can_write_eof():
                     target.write_eof()
                 return
-            activity.touch()
+            activity.carry(direction, len(data))
             target.write(data)
             await asyncio.wait_for(target.drain(), IDLE_TIMEOUT_SEC)
     except (OSError, TimeoutError):
@@ -204,11 +240,12 @@ class EgressSession:
 
 @asynccontextmanager
 async def serve_egress(
-    egress: Egress, io_dir: Path, *, own_network: bool
+    egress: Egress, io_dir: Path, trajectory: list[Event], *, own_network: bool
 ) -> AsyncIterator[EgressSession]:
-    """Serve the proxy while the block runs: on a Unix socket in `io_dir` relayed inside the
-    sandbox when it has a network namespace of its own, else on a free loopback port."""
-    proxy = EgressProxy(egress)
+    """Serve the proxy while the block runs, each connection recorded in `trajectory`: on a
+    Unix socket in `io_dir` relayed inside the sandbox when it has a network namespace of its
+    own, else on a free loopback port."""
+    proxy = EgressProxy(egress, trajectory)
     socket_path = io_dir / SOCKET_NAME
     try:
         if own_network:

@@ -12,6 +12,7 @@ import pytest
 
 from benchyard.bridge import egress as egress_module
 from benchyard.bridge.egress import HEAD_LIMIT, MAX_CONNECTIONS, serve_egress
+from benchyard.runner.trajectory import Event
 from benchyard.sandbox.network import Destination, Egress
 
 
@@ -33,7 +34,7 @@ async def echo_port() -> AsyncIterator[int]:
 @pytest.fixture
 async def proxy_port(echo_port: int, tmp_path: Path) -> AsyncIterator[int]:
     egress = Egress((Destination("127.0.0.1", echo_port),))
-    async with serve_egress(egress, tmp_path, own_network=False) as session:
+    async with serve_egress(egress, tmp_path, [], own_network=False) as session:
         yield int(session.env["HTTPS_PROXY"].rsplit(":", 1)[1])
 
 
@@ -107,7 +108,7 @@ async def test_an_idle_tunnel_is_closed(tmp_path: Path, monkeypatch: pytest.Monk
     with socket.create_server(("127.0.0.1", 0)) as silent:  # accepts (its backlog), says nothing
         port = silent.getsockname()[1]
         egress = Egress((Destination("127.0.0.1", port),))
-        async with serve_egress(egress, tmp_path, own_network=False) as session:
+        async with serve_egress(egress, tmp_path, [], own_network=False) as session:
             proxy = int(session.env["HTTPS_PROXY"].rsplit(":", 1)[1])
             reader, writer = await _send(
                 proxy, f"CONNECT 127.0.0.1:{port} HTTP/1.1\r\n\r\n".encode()
@@ -118,7 +119,44 @@ async def test_an_idle_tunnel_is_closed(tmp_path: Path, monkeypatch: pytest.Monk
 
 
 async def test_a_socket_the_agent_replaced_ends_the_proxy_quietly(tmp_path: Path) -> None:
-    async with serve_egress(Egress((Destination("127.0.0.1", 1),)), tmp_path, own_network=True):
+    egress = Egress((Destination("127.0.0.1", 1),))
+    async with serve_egress(egress, tmp_path, [], own_network=True):
         (tmp_path / "egress.sock").unlink()
         (tmp_path / "egress.sock").mkdir()
     assert (tmp_path / "egress.sock").is_dir()
+
+
+async def test_each_connection_is_an_event_of_the_trajectory(
+    echo_port: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(egress_module, "MAX_RECORDED", 2)
+    trajectory: list[Event] = []
+    egress = Egress((Destination("127.0.0.1", echo_port),))
+    async with serve_egress(egress, tmp_path, trajectory, own_network=False) as session:
+        proxy = int(session.env["HTTPS_PROXY"].rsplit(":", 1)[1])
+        head = f"CONNECT 127.0.0.1:{echo_port} HTTP/1.1\r\n\r\n".encode()
+        reader, writer = await _send(proxy, head + b"ping")
+        assert await asyncio.wait_for(reader.readuntil(b"ping"), 30)
+        writer.write_eof()
+        await asyncio.wait_for(reader.read(), 30)
+        writer.close()
+        await asyncio.wait_for(_recorded(trajectory), 30)  # the tunnel's event, once it ended
+        for _ in range(3):
+            await _status(proxy, b"CONNECT example.org:443 HTTP/1.1\r\n\r\n")
+    tunnel, refused, past = trajectory
+    assert tunnel.kind == "log" and tunnel.data == {
+        "source": "egress",
+        "status": 200,
+        "destination": f"127.0.0.1:{echo_port}",
+        "duration_sec": tunnel.data["duration_sec"],
+        "sent": 4,
+        "received": 4,
+    }
+    assert refused.data == {"source": "egress", "status": 403}
+    assert "example.org:443 is not among the destinations" in refused.content
+    assert "past the first 2 are not recorded" in past.content
+
+
+async def _recorded(trajectory: list[Event]) -> None:
+    while not trajectory:
+        await asyncio.sleep(0.01)
