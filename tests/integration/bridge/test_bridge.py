@@ -424,3 +424,27 @@ def test_a_canned_model_s_script_must_read_and_only_the_bridge_serves_it(
     (cli.cwd / "replies.yaml").write_text(yaml.safe_dump(SCRIPT), encoding="utf-8")
     result = cli("run", str(bench), "--agent", "direct", "-q")
     assert result.exit_code == 2 and "only the model bridge serves" in result.output, result.output
+
+
+def test_attempts_running_together_share_the_run_budget(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    # "cheap" makes one call and finishes; the two started after it call in a loop, together,
+    # each call $0.001, until the run's spend passes $0.0105.
+    script = {"default": {"content": "ok", "prompt_tokens": 1000, "completion_tokens": 0}}
+    calls = 'calls = 1 if os.environ["BENCHYARD_SCENARIO_ID"] == "cheap" else 50'
+    source = AGENT.replace('calls = int(os.environ.get("CALLS", "2"))', calls)
+    assert source != AGENT
+    (tmp_path / "agent.py").write_text(source, encoding="utf-8")
+    names = ["cheap", "two", "three"]
+    bench = write_benchmark(tmp_path / "bench", [scenario(name, "ok") for name in names])
+    with FakeLLM(script) as llm:
+        _project(cli.cwd, llm.url, tmp_path / "agent.py")
+        cli("run", str(bench), "--agent", "bridged", "-j", "3", "--budget", "0.0105", "-q")
+    attempts = {a.scenario_id: a for a in store.attempts(store.resolve_run("latest").id)}
+    assert attempts["cheap"].verdict == "passed", attempts["cheap"].cause
+    assert {attempts[name].failure_kind for name in ("two", "three")} == {"run_budget"}
+    spent = sum(attempt.cost_usd or 0 for attempt in attempts.values())
+    assert 0.0105 < spent <= 0.0105 + 2 * 0.001 + 1e-9  # at most one call per attempt running
+    assert min(attempts["two"].cost_usd or 0, attempts["three"].cost_usd or 0) > 0
