@@ -274,6 +274,7 @@ class CommandAgent:
             if bridge and outcome is not None and outcome.timed_out and failure is None:
                 failure = bridge.bridge.provider_fault_at_deadline(task.timeout_sec)
             if failure is not None:
+                _count_turns(result, bridge.bridge.calls if bridge else 0, task.max_turns)
                 failure.partial = result
                 raise failure
             assert outcome is not None

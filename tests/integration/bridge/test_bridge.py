@@ -213,7 +213,7 @@ def test_max_turns_stops_the_agent_live(
     assert attempt.verdict == "failed"
     assert attempt.failure_kind == "max_turns"
     assert "stopped live by the model bridge" in (attempt.cause or "")
-    assert len(requests) == len(_bridged(attempt)) == 3
+    assert len(requests) == len(_bridged(attempt)) == attempt.turns == 3
 
 
 @pytest.mark.parametrize(
@@ -381,7 +381,7 @@ def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
     assert attempt.verdict == "error" and attempt.failure_kind == "run_budget", attempt.cause
     assert "the run's budget was reached" in (attempt.cause or "")
     calls = _bridged(attempt)
-    assert len(calls) == len(requests) == 4
+    assert len(calls) == len(requests) == attempt.turns == 4  # its turns: the calls it made
     spent = sum(event.cost_usd or 0 for event in calls)
     assert spent == pytest.approx(attempt.cost_usd) and 0.0035 < spent <= 0.0035 + 0.001
     shown = cli("show", run.id).output
