@@ -134,6 +134,47 @@ def test_the_destinations_are_shown_and_kept_by_rerun(
     assert json.loads(attempt.answer or "{}")["tunnelled"] == [f"hello from {named}"]
 
 
+@pytest.fixture
+def host_address() -> str:
+    """An address of this host other than loopback (its default route's), for a server there."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        try:
+            probe.connect(("192.0.2.1", 9))  # no packet is sent: only a route is chosen
+        except OSError:
+            pytest.skip("this host has no route beyond loopback")
+        address = str(probe.getsockname()[0])
+    if address.startswith("127."):
+        pytest.skip("this host has no address beyond loopback")
+    return address
+
+
+def test_curl_finds_the_proxy_in_its_environment(
+    cli: Cli, store: Store, tmp_path: Path, host_address: str
+) -> None:
+    """An ordinary client, told nothing but what the environment says: curl tunnels through
+    HTTP_PROXY to a server on this host's own address, and reaches it no other way."""
+    server = http.server.ThreadingHTTPServer((host_address, 0), _Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = server.server_address[1]
+        url = f"http://{host_address}:{port}/"
+        command = (
+            f"curl -sS --max-time 20 --proxytunnel {url}; echo; "
+            f"curl -sS --max-time 5 --noproxy '*' {url} 2>&1 || echo direct failed"
+        )
+        bench = write_benchmark(tmp_path / "bench", [scenario("curl", "[]")])
+        network = f"{host_address}:{port}"
+        result = cli("run", str(bench), "--agent-cmd", command, "--network", network, "-q")
+        assert result.exit_code in (0, 1), result.output
+        (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
+    finally:
+        server.shutdown()
+        server.server_close()
+    through, *direct = (attempt.stdout or "").splitlines()
+    assert through == f"hello from {port}"
+    assert direct[-1] == "direct failed" and "hello" not in "".join(direct)
+
+
 def test_naming_the_store_refuses_the_run(tmp_path: Path, postgres_url: str) -> None:
     """A PostgreSQL store on this host: `--network 127.0.0.1:5432` (or its name, localhost) would
     hand the agent the store, and the run is refused before anything runs."""
