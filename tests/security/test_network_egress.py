@@ -1,4 +1,4 @@
-"""`--network HOST:PORT,...` in the default bwrap sandbox: the agent reaches the named loopback
+"""`--network HOST:PORT,...` in the bwrap and docker sandboxes: the agent reaches the named loopback
 server through the egress proxy (HTTPS_PROXY), and nothing else: not another loopback port, not
 the store even when named, nothing by a direct connection. Real servers, a real sandbox."""
 
@@ -76,15 +76,18 @@ def web_servers() -> Iterator[tuple[int, int]]:
         server.server_close()
 
 
-def _probe(cli: Cli, store: Store, tmp_path: Path, network: str, ports: list[int]) -> dict:
+def _probe(
+    cli: Cli, store: Store, tmp_path: Path, network: str, ports: list[int], sandbox: str = "bwrap"
+) -> dict:
     agent = tmp_path / "agent" / "probe.py"
     agent.parent.mkdir()
     agent.write_text(PROBE, encoding="utf-8")
     bench = write_benchmark(tmp_path / "bench", [scenario("probe", "[]")])
     command = f"python3 {agent} {' '.join(map(str, ports))}"
     result = cli(
-        "run", str(bench), "--agent-cmd", command, "--network", network, "--timeout", "120", "-q"
-    )
+        "run", str(bench), "--agent-cmd", command, "--network", network, "--sandbox", sandbox,
+        "--timeout", "120", "-q",
+    )  # fmt: skip
     assert result.exit_code in (0, 1), result.output
     run = store.resolve_run("latest")
     (attempt,) = store.attempts(run.id, with_evidence=True)
@@ -97,11 +100,12 @@ def _probe(cli: Cli, store: Store, tmp_path: Path, network: str, ports: list[int
     return {"settings": run.settings, "recorded": egress, **json.loads(attempt.answer)}
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
 def test_the_agent_reaches_the_named_server_through_the_proxy_and_nothing_else(
-    cli: Cli, store: Store, tmp_path: Path, web_servers: tuple[int, int]
+    cli: Cli, store: Store, tmp_path: Path, web_servers: tuple[int, int], sandbox: str
 ) -> None:
     named, other = web_servers
-    seen = _probe(cli, store, tmp_path, f"127.0.0.1:{named}", [named, other, 5432])
+    seen = _probe(cli, store, tmp_path, f"127.0.0.1:{named}", [named, other, 5432], sandbox)
     assert seen["settings"]["network"] == f"127.0.0.1:{named}"
     assert (
         seen["env"]["HTTPS_PROXY"] == seen["env"]["HTTP_PROXY"] == f"http://127.0.0.1:{PROXY_PORT}"
