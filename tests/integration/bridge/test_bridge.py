@@ -388,13 +388,18 @@ def test_the_run_budget_stops_a_bridged_call_that_would_pass_it(
     assert "run_budget" in shown and "the run's budget was reached" in shown, shown
 
 
+@pytest.mark.parametrize(
+    ("source", "apis"),
+    [(AGENT, ["chat"] * 2), (OTHER_APIS, ["messages", "responses"])],
+    ids=["chat", "responses-messages"],
+)
 def test_a_canned_model_is_served_by_the_bridge_without_a_provider(
-    cli: Cli, store: Store, tmp_path: Path
+    cli: Cli, store: Store, tmp_path: Path, source: str, apis: list[str]
 ) -> None:
     (cli.cwd / "replies.yaml").write_text(yaml.safe_dump(SCRIPT), encoding="utf-8")
     config = {"providers": {"canned": {"script": "replies.yaml"}}}  # relative to benchyard.yaml
     (cli.cwd / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
-    (tmp_path / "agent.py").write_text(AGENT, encoding="utf-8")
+    (tmp_path / "agent.py").write_text(source, encoding="utf-8")
     bench = write_benchmark(tmp_path / "bench", [scenario("one", "ok")])
     command = f"python3 {tmp_path / 'agent.py'}"
     result = cli("run", str(bench), "--agent-cmd", command, "--bridge", "canned/demo", "-q")
@@ -402,7 +407,7 @@ def test_a_canned_model_is_served_by_the_bridge_without_a_provider(
     (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
     assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
     calls = _bridged(attempt)
-    assert len(calls) == 2 and attempt.turns == 2
+    assert [event.data["api"] for event in calls] == apis and attempt.turns == 2
     assert all(event.tokens_in and event.tokens_out for event in calls)
     assert calls[0].data["tool_calls"][0]["name"] == "lookup" and calls[1].content == "ok"
     assert attempt.tokens_in == sum(event.tokens_in or 0 for event in calls)
