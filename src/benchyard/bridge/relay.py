@@ -1,5 +1,6 @@
 """The bridge's relay, run inside the sandbox by its own /usr/bin/python3 (standard library only:
-benchyard's package may not be visible there).
+benchyard's package may not be visible there); the egress proxy's (bridge/egress.py) is another
+copy, wrapped inside the bridge's, on its own port and socket.
 
     python3 relay.py SOCKET PORT -- COMMAND...
 
