@@ -6,9 +6,11 @@ templates and escaping) and asked for in process; a static copy differs only in 
 cannot do. A page's address becomes a directory (`/runs/RUN/`, `/attempts/ID/`) and each link
 is rewritten to the file that holds it: the attempts table's pages (`page-N/`), an attempt (its
 own page, and `fragment.html` for the drawer), its artifacts as files, the comparison of the runs
-and each scenario of it side by side. A file server sends no headers, so the pages carry the
-Content-Security-Policy in a meta element (all but frame-ancestors, which only a header can give).
-Filters, sorting and search need a server: a static copy shows none of them."""
+and each scenario of it side by side, each run's report as `benchyard report --format json` writes
+it (`report.json`). A file server sends no headers, so the pages carry the Content-Security-Policy
+in a meta element (all but frame-ancestors, which only a header can give). Filters, sorting and
+search need a server: a static copy shows none of them, and a link to a page it does not hold (a
+benchmark, the queue, a page's JSON) is written as its text alone, so that no link leads nowhere."""
 
 from __future__ import annotations
 
@@ -36,6 +38,7 @@ from benchyard.web.tokens import new_token, token_hash
 
 PER_PAGE = 500
 _HREF = re.compile(r'href="([^"]*)"')
+_LOCAL_LINK = re.compile(r'<a\b[^>]*?\bhref="(/[^"#]*)[^"]*"[^>]*>(.*?)</a>', re.DOTALL)
 
 
 class BundleError(BenchyardError):
@@ -74,6 +77,7 @@ def write_bundle(
     with TestClient(app, base_url="http://127.0.0.1", headers=headers) as client:
         _Writer(client, store, bundle).write_all(runs)
     shutil.copytree(STATIC, directory / "static", dirs_exist_ok=True)
+    _unlink_missing(directory)
     return bundle
 
 
@@ -83,6 +87,22 @@ def _check(runs: list[RunRecord], directory: Path) -> None:
         raise BundleError(f"run {active[0]} is still {runs[0].status}: bundle it once it ends")
     if directory.exists() and (not directory.is_dir() or any(directory.iterdir())):
         raise BundleError(f"{directory}: exists and is not an empty directory; name a new one")
+
+
+def _unlink_missing(directory: Path) -> None:
+    """Write each link of the copy's pages to a page it does not hold as its text alone."""
+
+    def held(match: re.Match[str]) -> str:
+        place = directory / match.group(1).lstrip("/")
+        if (place / "index.html").is_file() if match.group(1).endswith("/") else place.is_file():
+            return match.group(0)
+        return f'<span class="unlinked" title="not in this static copy">{match.group(2)}</span>'
+
+    for path in directory.rglob("*.html"):
+        text = path.read_text(encoding="utf-8")
+        kept = _LOCAL_LINK.sub(held, text)
+        if kept != text:
+            path.write_text(kept, encoding="utf-8")
 
 
 class _Writer:
@@ -108,8 +128,19 @@ class _Writer:
                 f"/runs/{run.id}?per_page={PER_PAGE}&page={number}",
                 f"runs/{run.id}/{place}index.html",
             )
+        self.report(run.id, "report.json")
+        if run.parent_run_id:
+            self.report(run.id, "report-merged.json", merged=True)
         for attempt in self.store.attempts(run.id, include_superseded=True):
             self.attempt(attempt.id)
+
+    def report(self, run_id: str, name: str, merged: bool = False) -> None:
+        """The run's report as `benchyard report --format json` (`--merged`) writes it."""
+        params = {"merged": "true"} if merged else {}
+        answer = self.client.get(f"/api/runs/{run_id}/report", params=params)
+        if answer.status_code != 200:
+            raise BundleError(f"the report of {run_id[:8]} answered {answer.status_code}")
+        self.write(f"runs/{run_id}/{name}", answer.content)
 
     def attempt(self, attempt_id: str) -> None:
         self.page(f"/attempts/{attempt_id}", f"attempts/{attempt_id}/index.html")
@@ -174,6 +205,11 @@ class _Writer:
         return self._path(path, query) + fragment
 
     def _path(self, path: str, query: dict[str, str]) -> str:
+        if path.startswith("/api/runs/") and path.endswith("/report"):
+            name = "report-merged.json" if query.get("merged") == "true" else "report.json"
+            return f"{path.removeprefix('/api')[: -len('report')]}{name}"
+        if path.startswith("/runs/") and path.count("/") == 2 and query.get("merged"):
+            return path  # the merged view needs the server: not held
         if path.startswith("/runs/") and path.count("/") == 2:
             if query.get("attempt"):
                 return f"/attempts/{query['attempt']}/"

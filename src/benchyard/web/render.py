@@ -55,13 +55,26 @@ class Renderer:
     def respond(
         self, request: Request, template: str, page: BaseModel, status_code: int = 200
     ) -> Response:
-        """JSON for /api/ and for `Accept: application/json`, else the page's template."""
+        """JSON for /api/ and for `Accept: application/json`, else the page's template (which
+        links its JSON twin when it is a page that was found)."""
         if wants_json(request):
             return JSONResponse(page.model_dump(mode="json"), status_code=status_code)
-        return HTMLResponse(self.html(request, template, page), status_code=status_code)
+        twin = json_twin(request) if status_code == 200 and request.method == "GET" else None
+        return HTMLResponse(
+            self.html(request, template, page, json_twin=twin), status_code=status_code
+        )
 
-    def html(self, request: Request, template: str, page: BaseModel, **extra: Any) -> str:
+    def html(
+        self,
+        request: Request,
+        template: str,
+        page: BaseModel,
+        *,
+        json_twin: str | None = None,
+        **extra: Any,
+    ) -> str:
         return self.environment.get_template(template).render(
+            json_twin=json_twin,
             page=page,
             request=request,
             read_only=self.read_only,
@@ -72,6 +85,12 @@ class Renderer:
             csrf_token=request.scope.get("state", {}).get(STATE_KEY, ""),
             **extra,
         )
+
+
+def json_twin(request: Request) -> str:
+    """The address of this page as JSON: the same path and query under /api/."""
+    query = request.url.query
+    return f"/api{request.url.path}" + (f"?{query}" if query else "")
 
 
 def query_with(request: Request, **changes: Any) -> str:

@@ -1,7 +1,8 @@
 """A static copy in a real browser (issue 24, item 7): `benchyard view-bundle` of two runs, served
 by a plain `python -m http.server`, opened in chromium: the runs list leads to a run, its drawer
 opens in place (from the copy's own fragment file), the comparison leads to a scenario side by
-side; no script runs but the copy's own file, and the Content-Security-Policy of its meta
+side, and its report is there as JSON, while a page it does not hold (a benchmark's) is named
+without a link; no script runs but the copy's own file, and the Content-Security-Policy of its meta
 element holds (a violation is a console error, which fails the test). Screenshots at three
 widths."""
 
@@ -45,3 +46,9 @@ def test_a_bundle_opens_from_a_file_server(
             page.wait_for_url("**/compare/side/*/")
             assert page.locator(".side > section.side-run").count() == 2
             shoot(page, f"bundle-side-{width}")
+        page.goto(f"{url}/runs/{filled.candidate}/")
+        assert page.locator("h1 a", has_text="webbench").count() == 0  # no benchmark page here
+        assert page.locator("h1 span.unlinked", has_text="webbench").count() == 1
+        report = page.locator("a", has_text="report (JSON)").get_attribute("href")
+        assert report == f"/runs/{filled.candidate}/report.json"
+        assert page.request.get(url + report).json()["run"]["id"] == filled.candidate

@@ -212,6 +212,33 @@ def fill_store(store: Store, benchmark_root: Path) -> Filled:
     )
 
 
+RERUN = "a0a0a0a0a0a0a0f1"
+
+
+def rerun_of_the_baseline(store: Store, filled: Filled) -> str:
+    """A rerun of the baseline's failed s3 (same agent, commit and benchmark), which now passes,
+    started in the same minute as the baseline."""
+    baseline = store.get_run(filled.baseline)
+    store.create_run(
+        run_record(
+            RERUN,
+            benchmark_name=baseline.benchmark_name,
+            benchmark_version=baseline.benchmark_version,
+            benchmark_hash=baseline.benchmark_hash,
+            benchmark_path=baseline.benchmark_path,
+            agent_name=baseline.agent_name,
+            agent_config=baseline.agent_config,
+            agent_commit=baseline.agent_commit,
+            parent_run_id=baseline.id,
+            started_at=T0 + timedelta(seconds=30),
+            finished_at=T0 + timedelta(seconds=50),
+            planned_attempts=1,
+        )
+    )
+    store.record_attempts([attempt_record(RERUN, "r" * 32, "s3", category="text")])
+    return RERUN
+
+
 def _attempt(
     run_id: str, attempt_id: str, scenario_id: str, category: str, verdict: str, **extra: Any
 ) -> AttemptRecord:

@@ -1,6 +1,7 @@
 """`benchyard view-bundle` (issue 24, item 7): a static, read-only copy of the pages of some runs,
-served by a plain `python -m http.server`: every link between its pages leads to a page it holds,
-each page carries the Content-Security-Policy in a meta element and no inline script, and agent
+served by a plain `python -m http.server`: every link of its pages leads to a file it holds (a
+page it does not hold, a benchmark's or JSON, is named without a link; each run's report is there
+as the CLI's JSON), each page carries the Content-Security-Policy in a meta element and no inline script, and agent
 output stays text. A run still running, or a directory in use, is refused with one line."""
 
 from __future__ import annotations
@@ -11,14 +12,14 @@ from pathlib import Path
 
 import httpx
 
+from benchyard.report.build import build_report
+from benchyard.report.listing import strict_json
 from benchyard.store.store import Store
 from benchyard.web.bundle import write_bundle
 from tests.integration.web.file_server import file_server
 from tests.integration.web.paged import CHANGED, fill_paged
-from tests.integration.web.support import Filled
+from tests.integration.web.support import Filled, rerun_of_the_baseline
 from tests.support import Cli
-
-OUTSIDE = ("/benchmarks/", "/api/", "/static/")  # not copied, or not a page
 
 
 def test_a_bundle_holds_every_page_it_links(store: Store, filled: Filled, tmp_path: Path) -> None:
@@ -43,8 +44,10 @@ def test_a_bundle_holds_every_page_it_links(store: Store, filled: Filled, tmp_pa
                 assert '<meta http-equiv="Content-Security-Policy" content="default-src' in text
                 policy = html.unescape(text.split('http-equiv="Content-Security-Policy"')[1][:300])
                 assert "script-src 'self';" in policy and "frame-ancestors" not in policy
-            links |= {m for m in re.findall(r'href="(/[^"#]*)', text) if not m.startswith(OUTSIDE)}
+            links |= set(re.findall(r'href="(/[^"#]*)', text))
         assert f"/attempts/{filled.payload_attempt}/" in links
+        assert f"/runs/{filled.baseline}/report.json" in links
+        assert not [link for link in links if link.startswith(("/benchmarks", "/api/", "/queue"))]
         for link in sorted(links):
             assert client.get(link, follow_redirects=True).status_code == 200, link
         drawer = client.get(f"/attempts/{filled.payload_attempt}/fragment.html").text
@@ -53,6 +56,10 @@ def test_a_bundle_holds_every_page_it_links(store: Store, filled: Filled, tmp_pa
         assert answer.startswith("the answer is <script>")
         run_page = client.get(f"/runs/{filled.candidate}/").text
         assert 'class="filters"' not in run_page and "static copy" in run_page
+        assert '<span class="unlinked" title="not in this static copy">webbench</span>' in run_page
+        report = client.get(f"/runs/{filled.candidate}/report.json").text
+        built = build_report(store, store.get_run(filled.candidate)).model_dump(mode="json")
+        assert report == strict_json(built)  # as `report --format json` writes it
 
 
 def test_a_running_run_or_a_used_directory_is_refused(
@@ -94,3 +101,17 @@ def test_a_bundle_holds_every_page_of_a_comparison(store: Store, tmp_path: Path)
     assert f"rows 201\u2013{CHANGED} of {CHANGED}" in last and "p-179" in last
     assert 'href="/compare/"' in last  # back to the first page
     assert len(list((out / "compare" / "side").iterdir())) == CHANGED  # every changed row's
+
+
+def test_a_reruns_bundle_holds_its_merged_report_and_no_merged_view(
+    store: Store, filled: Filled, tmp_path: Path
+) -> None:
+    """A rerun's merged figures need the server (not copied); its merged report is a file."""
+    rerun = rerun_of_the_baseline(store, filled)
+    out = tmp_path / "bundle"
+    write_bundle(store, [rerun], out, ())
+    page = (out / "runs" / rerun / "index.html").read_text(encoding="utf-8")
+    assert f'href="/runs/{rerun}/report-merged.json"' in page
+    assert 'title="not in this static copy">merged view</span>' in page
+    merged = build_report(store, store.get_run(rerun), merged=True).model_dump(mode="json")
+    assert (out / "runs" / rerun / "report-merged.json").read_text() == strict_json(merged)

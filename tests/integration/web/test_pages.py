@@ -3,6 +3,7 @@ with the same figures as the library the CLI calls."""
 
 from __future__ import annotations
 
+import html as markup
 import json
 
 import httpx
@@ -47,6 +48,8 @@ def test_every_page_answers_html_and_the_same_json_under_api_and_by_accept(
             assert html.status_code == 200, (path, html.text[:500])
             assert html.headers["content-type"].startswith("text/html"), path
             assert "<!doctype html>" in html.text.lower(), path
+            twin = markup.escape("/api" + path)
+            assert f'This page as JSON: <a href="{twin}">' in html.text, path
             by_api = client.get("/api" + path)
             by_accept = client.get(path, headers={"accept": "application/json"})
             assert by_api.headers["content-type"] == "application/json", path
@@ -349,6 +352,7 @@ def test_progress_of_a_run_as_json_and_as_server_sent_events(
 
 
 def test_unknown_runs_attempts_and_benchmarks_are_404(server: ServerThread) -> None:
+    assert "This page as JSON" not in server.get("/runs/ffffffff").text  # no JSON twin to link
     for path in ("/runs/ffff", "/api/runs/nope!", "/attempts/x", "/benchmarks/none", "/nowhere"):
         answer = server.get(path, headers={"accept": "application/json"}, timeout=30)
         assert answer.status_code == 404, path

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -25,41 +24,14 @@ from benchyard.web.drawer import OUTPUT_CHARS
 from benchyard.web.tokens import new_token, token_hash
 from tests.integration.web.support import (
     SCRIPT,
-    T0,
     Filled,
     ServerThread,
     browser_client,
     csrf_of,
+    rerun_of_the_baseline,
     served,
 )
 from tests.support import attempt_record, run_record
-
-RERUN = "a0a0a0a0a0a0a0f1"
-
-
-def _rerun_of_the_baseline(store: Store, filled: Filled) -> str:
-    """A rerun of the baseline's failed s3 (same agent, commit and benchmark), which now passes,
-    started in the same minute as the baseline."""
-    baseline = store.get_run(filled.baseline)
-    store.create_run(
-        run_record(
-            RERUN,
-            benchmark_name=baseline.benchmark_name,
-            benchmark_version=baseline.benchmark_version,
-            benchmark_hash=baseline.benchmark_hash,
-            benchmark_path=baseline.benchmark_path,
-            agent_name=baseline.agent_name,
-            agent_config=baseline.agent_config,
-            agent_commit=baseline.agent_commit,
-            parent_run_id=baseline.id,
-            started_at=T0 + timedelta(seconds=30),
-            finished_at=T0 + timedelta(seconds=50),
-            planned_attempts=1,
-        )
-    )
-    store.record_attempts([attempt_record(RERUN, "r" * 32, "s3", category="text")])
-    return RERUN
-
 
 # ---- item 4: rendering ----------------------------------------------------------------------------
 
@@ -138,7 +110,7 @@ def test_compare_shows_deltas_in_the_clis_words(
 def test_evolution_by_commit_is_one_point_per_commit_with_its_rerun_merged(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    rerun = _rerun_of_the_baseline(store, filled)
+    rerun = rerun_of_the_baseline(store, filled)
     by_commit = server.get("/api/benchmarks/webbench", params={"tab": "evolution", "by": "commit"})
     evolution = by_commit.json()["evolution"]
     overall = [p for p in evolution["points"] if p["category"] is None and p["agent"] == "alpha"]
@@ -170,7 +142,7 @@ def test_evolution_by_commit_is_one_point_per_commit_with_its_rerun_merged(
 def test_a_reruns_page_offers_the_merged_view_as_report_merged(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:
-    rerun = _rerun_of_the_baseline(store, filled)
+    rerun = rerun_of_the_baseline(store, filled)
     alone = server.get(f"/runs/{rerun}").text
     assert 'href="?merged=true"' in alone and "merged view" in alone
     page = server.get(f"/api/runs/{rerun}", params={"merged": "true"}).json()
