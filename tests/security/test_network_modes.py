@@ -91,6 +91,7 @@ def test_allow_network_is_network_all_and_says_what_it_opens(cli: Cli, tmp_path:
     result = cli("run", str(bench), "--agent-cmd", "echo ok", "--allow-network", *sqlite, db=False)
     assert result.exit_code == 0, result.output
     assert "--network all" in result.output and "loopback included" in result.output
+    assert "--network HOST:PORT,..." in result.output  # the narrower choice, named
     own = Store.open(sqlite[1])
     try:
         assert own.resolve_run("latest").settings["network"] == "all"

@@ -52,7 +52,8 @@ ALL_NETWORK_WARNING = (
     "warning: --network all: agent commands share this host's network: every service "
     "listening on it (loopback included: databases, caches, other users' servers), the local "
     "network, cloud metadata (169.254.169.254) and the internet become reachable to them; only "
-    "a store on this host is refused. --network bridge gives them their model without this."
+    "a store on this host is refused. --network bridge gives them their model without this, "
+    "and --network HOST:PORT,... their model and those destinations only."
 )
 
 
