@@ -155,14 +155,16 @@ def host_address() -> str:
 def test_curl_finds_the_proxy_in_its_environment(
     cli: Cli, store: Store, tmp_path: Path, host_address: str
 ) -> None:
-    """An ordinary client, told nothing but what the environment says: curl tunnels through
-    HTTP_PROXY to a server on this host's own address, and reaches it no other way."""
+    """An ordinary client, told nothing but what the environment says: curl goes through
+    HTTP_PROXY (a plain request forwarded, or a tunnel) to a server on this host's own address,
+    and reaches it no other way."""
     server = http.server.ThreadingHTTPServer((host_address, 0), _Hello)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         port = server.server_address[1]
         url = f"http://{host_address}:{port}/"
         command = (
+            f"curl -sS --max-time 20 {url}; echo; "
             f"curl -sS --max-time 20 --proxytunnel {url}; echo; "
             f"curl -sS --max-time 5 --noproxy '*' {url} 2>&1 || echo direct failed"
         )
@@ -174,8 +176,8 @@ def test_curl_finds_the_proxy_in_its_environment(
     finally:
         server.shutdown()
         server.server_close()
-    through, *direct = (attempt.stdout or "").splitlines()
-    assert through == f"hello from {port}"
+    forwarded, tunnelled, *direct = (attempt.stdout or "").splitlines()
+    assert forwarded == tunnelled == f"hello from {port}"
     assert direct[-1] == "direct failed" and "hello" not in "".join(direct)
 
 

@@ -7,9 +7,11 @@ on 127.0.0.1:PROXY_PORT in the sandbox's own network namespace; where the agent 
 network it listens on a free loopback port instead. The agent is told where by HTTPS_PROXY and
 HTTP_PROXY (which pip, npm, curl and httpx honour) and BENCHYARD_EGRESS_PROXY.
 
-A connection's request head is read within HEAD_TIMEOUT_SEC and HEAD_LIMIT bytes; only
-`CONNECT HOST:PORT` of a named destination is tunnelled, its name resolved here and its address
-refused when it reaches the store (even when named); at most MAX_CONNECTIONS at once, and a tunnel
+A connection's request head is read within HEAD_TIMEOUT_SEC and HEAD_LIMIT bytes; only a named
+destination is reached, by `CONNECT HOST:PORT` (a tunnel) or a plain-HTTP request
+`METHOD http://HOST:PORT/...` (forwarded in origin form, the connection closed after its
+response), its name resolved here and its address refused when it reaches the store (even when
+named); at most MAX_CONNECTIONS at once, and a tunnel
 idle for IDLE_TIMEOUT_SEC both ways is closed. Everything the agent sends is attacker-controlled.
 Each connection is an event of the attempt's trajectory (`log`, source `egress`): its destination
 and the bytes it carried each way, or why it was refused; the first MAX_RECORDED of them."""
@@ -24,6 +26,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from benchyard.bridge.server import MAX_SOCKET_PATH, RELAY_PYTHON
 from benchyard.runner.failures import AttemptFailure, FailureKind
@@ -43,6 +46,8 @@ MAX_CONNECTIONS = 32
 MAX_RECORDED = 256  # connections recorded in the trajectory, each as one event
 SOURCE = "egress"
 CHUNK = 65536
+# A forwarded request's headers meant for the proxy, or for this one connection: never passed on.
+HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-connection", "proxy-authorization"})
 # Loopback is the model bridge's (and the tool server's): clients go there directly.
 NO_PROXY = "127.0.0.1,localhost,::1"
 
@@ -99,7 +104,8 @@ class EgressProxy:
         try:
             if len(self.connections) > MAX_CONNECTIONS:
                 raise Refused(503, f"over {MAX_CONNECTIONS} connections at once")
-            target = await _connect_target(reader)
+            request = await _proxy_request(reader)
+            target = request.target
             if not self.egress.allows(target):
                 raise Refused(403, f"{target} is not among the destinations --network names")
             upstream_reader, upstream_writer = await self._connect(target)
@@ -109,7 +115,10 @@ class EgressProxy:
             return
         activity = Activity()
         try:
-            writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            if request.forwarded is None:
+                writer.write(b"HTTP/1.1 200 Connection established\r\n\r\n")
+            else:
+                upstream_writer.write(request.forwarded)
             await asyncio.gather(
                 _pipe(reader, upstream_writer, activity, "sent"),
                 _pipe(upstream_reader, writer, activity, "received"),
@@ -118,8 +127,9 @@ class EgressProxy:
             upstream_writer.close()
             seconds = round(time.monotonic() - activity.started, 3)
             sent, received = activity.carried["sent"], activity.carried["received"]
+            kind = "tunnel" if request.forwarded is None else "forwarded request"
             self._record(
-                f"tunnel to {target}: {sent} bytes sent, {received} received, {seconds:g} s",
+                f"{kind} to {target}: {sent} bytes sent, {received} received, {seconds:g} s",
                 status=200,
                 destination=str(target),
                 duration_sec=seconds,
@@ -160,21 +170,57 @@ class EgressProxy:
         await asyncio.gather(*self.connections, return_exceptions=True)
 
 
-async def _connect_target(reader: asyncio.StreamReader) -> Destination:
-    """The destination of the request head `CONNECT HOST:PORT HTTP/1.x`; Refused otherwise."""
+@dataclass(frozen=True)
+class ProxyRequest:
+    """What a request head asks of the proxy: a destination, and for a plain-HTTP request
+    (`GET http://HOST:PORT/path`) the head to send it in its place (None: a CONNECT tunnel)."""
+
+    target: Destination
+    forwarded: bytes | None = None
+
+
+async def _proxy_request(reader: asyncio.StreamReader) -> ProxyRequest:
+    """The request head, read within its time and size limits; Refused when it is neither
+    `CONNECT HOST:PORT HTTP/1.x` nor `METHOD http://HOST[:PORT]/... HTTP/1.x`."""
     try:
         head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT_SEC)
     except TimeoutError:
         raise Refused(408, f"no request head within {HEAD_TIMEOUT_SEC:g} s") from None
     except asyncio.LimitOverrunError:
         raise Refused(431, f"a request head over {HEAD_LIMIT} bytes") from None
-    words = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-    if len(words) != 3 or words[0] != "CONNECT" or not words[2].startswith("HTTP/1."):
-        raise Refused(405, "this proxy only tunnels: CONNECT HOST:PORT")
+    request_line, *headers = head.decode("latin-1").split("\r\n")[:-2]
+    words = request_line.split(" ")
+    if len(words) != 3 or not words[0].isalpha() or not words[2].startswith("HTTP/1."):
+        raise Refused(400, "not an HTTP/1 request")
+    method, target, version = words
+    if method == "CONNECT":
+        return ProxyRequest(_destination(target))
+    if not target.lower().startswith("http://"):
+        raise Refused(405, "this proxy tunnels (CONNECT HOST:PORT) or forwards http:// requests")
+    return _forwarded(method, target, version, headers)
+
+
+def _forwarded(method: str, url: str, version: str, headers: list[str]) -> ProxyRequest:
+    """A plain-HTTP request for its destination: in origin form, without the proxy's own headers,
+    and closing the connection after its response (so that no later request on it goes to a
+    destination it was not checked for)."""
     try:
-        return destination(words[1])
+        parts = urlsplit(url)
+        host, port = parts.hostname or "", parts.port or 80
+    except ValueError:
+        raise Refused(400, "the request names no HOST:PORT") from None
+    target = _destination(f"[{host}]:{port}" if ":" in host else f"{host}:{port}")
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    kept = [line for line in headers if line.split(":", 1)[0].strip().lower() not in HOP_HEADERS]
+    head = "\r\n".join([f"{method} {path} {version}", *kept, "Connection: close", "", ""])
+    return ProxyRequest(target, head.encode("latin-1"))
+
+
+def _destination(text: str) -> Destination:
+    try:
+        return destination(text)
     except NetworkSpecError:
-        raise Refused(400, "CONNECT names no HOST:PORT") from None
+        raise Refused(400, "the request names no HOST:PORT") from None
 
 
 async def _resolved(target: Destination) -> list[str]:

@@ -64,14 +64,41 @@ async def test_a_named_destination_is_tunnelled_both_ways(proxy_port: int, echo_
     writer.close()
 
 
+async def test_a_plain_http_request_is_forwarded_in_origin_form(
+    proxy_port: int, echo_port: int
+) -> None:
+    """The echo server shows what reached it: the path alone, the proxy's headers gone, and the
+    connection closed after the response."""
+    head = (
+        f"POST http://127.0.0.1:{echo_port}/p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{echo_port}\r\n"
+        "Proxy-Authorization: Basic eDp5\r\nProxy-Connection: keep-alive\r\n"
+        "Connection: keep-alive\r\nContent-Length: 4\r\n\r\nbody"
+    )
+    reader, writer = await _send(proxy_port, head.encode())
+    writer.write_eof()
+    echoed = await asyncio.wait_for(reader.read(), 30)
+    writer.close()
+    assert (
+        echoed
+        == (
+            f"POST /p?q=1 HTTP/1.1\r\nHost: 127.0.0.1:{echo_port}\r\nContent-Length: 4\r\n"
+            "Connection: close\r\n\r\nbody"
+        ).encode()
+    )
+
+
 @pytest.mark.parametrize(
     ("request_head", "status"),
     [
         (b"CONNECT 127.0.0.1:1 HTTP/1.1\r\n\r\n", b"403"),
         (b"CONNECT localhost:{echo} HTTP/1.1\r\n\r\n", b"403"),  # named as 127.0.0.1 only
-        (b"GET http://127.0.0.1:{echo}/ HTTP/1.1\r\n\r\n", b"405"),
+        (b"GET http://example.org/ HTTP/1.1\r\n\r\n", b"403"),  # port 80, not named
+        (b"GET https://127.0.0.1:{echo}/ HTTP/1.1\r\n\r\n", b"405"),
+        (b"GET /local HTTP/1.1\r\n\r\n", b"405"),
+        (b"GET http://127.0.0.1:99999/ HTTP/1.1\r\n\r\n", b"400"),
         (b"CONNECT nowhere HTTP/1.1\r\n\r\n", b"400"),
-        (b"CONNECT 127.0.0.1:{echo}\r\n\r\n", b"405"),
+        (b"CONNECT 127.0.0.1:{echo}\r\n\r\n", b"400"),
+        (b"\r\n\r\n", b"400"),
     ],
 )
 async def test_anything_else_is_refused(
