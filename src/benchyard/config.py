@@ -15,6 +15,7 @@ from pydantic import (
     TypeAdapter,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from benchyard.config_file import CONFIG_FILE as CONFIG_FILE
@@ -80,6 +81,15 @@ class ProjectConfig(BaseModel):
     base_dir: Path = Field(
         default_factory=Path.cwd, exclude=True, description="Where benchyard.yaml is."
     )
+
+    @model_validator(mode="after")
+    def _scripts_from_the_file(self) -> ProjectConfig:
+        """A provider's `script` of canned replies, relative to benchyard.yaml (made absolute)."""
+        for provider in self.providers.values():
+            script = provider.get("script")
+            if isinstance(script, str):
+                provider["script"] = str(self.base_dir / script)
+        return self
 
 
 def load_config(path: Path | None) -> ProjectConfig:

@@ -17,6 +17,7 @@ from benchyard.providers.config import (
     ProviderConfigError,
     register_provider_secrets,
 )
+from benchyard.providers.fake_script import load_script
 
 PROBE_TIMEOUT_SEC = 5.0
 
@@ -31,6 +32,13 @@ class EndpointState:
     model_meta: dict[str, dict[str, Any]] = field(default_factory=dict)  # by id, where given
     latency_sec: float | None = None
     problem: str | None = None
+
+
+def _scripted(script: str) -> EndpointState:
+    """A provider of canned replies, which the model bridge serves in benchyard's own process:
+    up (its script was read when the provider was), with the models its script lists."""
+    listed = load_script(Path(script)).models
+    return EndpointState(f"script {script}", up=True, models=[str(m.get("id")) for m in listed])
 
 
 def request_headers(provider: ProviderConfig) -> dict[str, str]:
@@ -62,6 +70,8 @@ async def look(provider: ProviderConfig, timeout_sec: float = PROBE_TIMEOUT_SEC)
     """GET /v1/models: whether the endpoint answers, and what it serves."""
     import httpx
 
+    if provider.script is not None:
+        return _scripted(provider.script)
     register_provider_secrets(provider)  # an error echoing them is scrubbed
     state = EndpointState(provider.shown_url(), up=False)
     try:

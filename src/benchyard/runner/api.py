@@ -128,10 +128,6 @@ def _with_provider(agent_config: dict[str, Any], config: ProjectConfig) -> dict[
     if not isinstance(bridge, dict):
         return agent_config
     resolved = resolve_model_config(bridge, config.providers, config.prices)
-    provider = resolved.get("provider")
-    if isinstance(provider, dict) and isinstance(provider.get("script"), str):
-        script = str(config.base_dir / provider["script"])  # a canned model: relative to the file
-        resolved = {**resolved, "provider": {**provider, "script": script}}
     return {**agent_config, "bridge": resolved}
 
 

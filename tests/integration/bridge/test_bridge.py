@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from benchyard.config import load_config
 from benchyard.providers.fake_server import FakeLLM
+from benchyard.status import provider_statuses
 from benchyard.store.records import AttemptRecord
 from benchyard.store.store import Store
 from tests.support import Cli, scenario, write_benchmark
@@ -411,6 +413,8 @@ def test_a_canned_model_is_served_by_the_bridge_without_a_provider(
     assert all(event.tokens_in and event.tokens_out for event in calls)
     assert calls[0].data["tool_calls"][0]["name"] == "lookup" and calls[1].content == "ok"
     assert attempt.tokens_in == sum(event.tokens_in or 0 for event in calls)
+    (status,), _ = provider_statuses(load_config(cli.cwd / "benchyard.yaml"), 1.0)
+    assert status.up and status.base_url == f"script {cli.cwd / 'replies.yaml'}", status
 
 
 def test_a_canned_model_s_script_must_read_and_only_the_bridge_serves_it(
