@@ -38,7 +38,8 @@ BudgetOption = Annotated[
         "--budget",
         min=0.0,
         help="USD: start no attempt that would take the run's spend (agent and judge) past "
-        "this; the rest stays queued for `benchyard worker`.",
+        "this, and stop the model-bridge call that does (that attempt: an uncounted error); "
+        "the rest stays queued for `benchyard worker`.",
     ),
 ]
 ForecastOutOption = Annotated[
