@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from benchyard.runner.execute import RunSettings
-from benchyard.sandbox.network import Destination, NetworkSpecError, canonical_network
+from benchyard.runner.store_address import store_endpoints
+from benchyard.sandbox.network import Destination, Egress, NetworkSpecError, canonical_network
 from tests.support import Cli, scenario, write_benchmark
 
 
@@ -67,3 +68,15 @@ def test_the_command_line_names_the_bad_entry_and_exits_2(cli: Cli, tmp_path: Pa
     result = cli("run", str(bench), "--agent-cmd", "echo ok", "--network", "pypi.org:443,pypi")
     assert result.exit_code == 2
     assert "--network" in result.output and "'pypi' is not HOST:PORT" in result.output
+
+
+def test_the_store_is_refused_on_every_address_that_reaches_it() -> None:
+    """A store on this host's loopback listens on its port: any local address with that port
+    reaches it (127.0.0.2, the unspecified address, ::1), another port or host does not."""
+    store = store_endpoints("postgresql://root@127.0.0.1:5432/db")
+    egress = Egress((Destination("db.internal", 5432),), store)
+    for address in ("127.0.0.1", "127.0.0.2", "0.0.0.0", "::1", "::ffff:127.0.0.1"):
+        assert egress.refuses(address, 5432), address
+    assert not egress.refuses("127.0.0.1", 5433)
+    assert not egress.refuses("192.0.2.77", 5432)  # an address of no interface here
+    assert not Egress((Destination("127.0.0.1", 5432),)).refuses("127.0.0.1", 5432)  # SQLite
