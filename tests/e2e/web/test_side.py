@@ -93,3 +93,22 @@ def test_the_runs_list_sorts_by_accuracy(page: Any, site: str, project: Project)
         assert filled.other_version[:8] in rows.first.inner_text()  # 50 %, the worst
         assert filled.queued[:8] in rows.last.inner_text()  # still last
         shoot(page, f"runs-by-accuracy-{width}")
+
+
+def test_three_runs_side_by_side_fit_every_screen(page: Any, site: str, project: Project) -> None:
+    _, filled = project
+    runs = f"{filled.baseline},{filled.candidate},{filled.other_version}"
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site}/compare/side?runs={runs}&scenario=s2")
+        columns = page.locator(".side > section.side-run")
+        assert columns.count() == 3
+        boxes = [columns.nth(n).bounding_box() for n in range(3)]
+        if width == 1400:
+            assert boxes[0]["y"] == boxes[1]["y"] == boxes[2]["y"]  # one row of three
+            assert boxes[0]["x"] < boxes[1]["x"] < boxes[2]["x"]
+        if width == 390:
+            assert boxes[0]["y"] < boxes[1]["y"] < boxes[2]["y"]  # one under the other
+        sizes = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert sizes[0] <= sizes[1] + 1, (width, sizes)
+        shoot(page, f"side-by-side-three-{width}")
