@@ -5,6 +5,7 @@ the store even when named, nothing by a direct connection. Real servers, a real 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import http.server
 import json
 import shutil
@@ -14,8 +15,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from benchyard.bridge.egress import PROXY_PORT, serve_egress
+from benchyard.providers.fake_server import FakeLLM
 from benchyard.runner.store_address import store_endpoints
 from benchyard.sandbox.network import Destination, Egress
 from benchyard.store.store import Store
@@ -64,16 +67,23 @@ class _Hello(http.server.BaseHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def _web_server(address: str) -> Iterator[int]:
+    """A threaded HTTP server on `address` while the block runs: its port."""
+    server = http.server.ThreadingHTTPServer((address, 0), _Hello)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server.server_address[1]
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def web_servers() -> Iterator[tuple[int, int]]:
     """Two loopback HTTP servers of this host: the one named, and another."""
-    servers = [http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hello) for _ in range(2)]
-    for server in servers:
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield servers[0].server_address[1], servers[1].server_address[1]
-    for server in servers:
-        server.shutdown()
-        server.server_close()
+    with _web_server("127.0.0.1") as named, _web_server("127.0.0.1") as other:
+        yield named, other
 
 
 def _probe(
@@ -158,10 +168,7 @@ def test_curl_finds_the_proxy_in_its_environment(
     """An ordinary client, told nothing but what the environment says: curl goes through
     HTTP_PROXY (a plain request forwarded, or a tunnel) to a server on this host's own address,
     and reaches it no other way."""
-    server = http.server.ThreadingHTTPServer((host_address, 0), _Hello)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        port = server.server_address[1]
+    with _web_server(host_address) as port:
         url = f"http://{host_address}:{port}/"
         command = (
             f"curl -sS --max-time 20 {url}; echo; "
@@ -171,14 +178,52 @@ def test_curl_finds_the_proxy_in_its_environment(
         bench = write_benchmark(tmp_path / "bench", [scenario("curl", "[]")])
         network = f"{host_address}:{port}"
         result = cli("run", str(bench), "--agent-cmd", command, "--network", network, "-q")
-        assert result.exit_code in (0, 1), result.output
-        (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
-    finally:
-        server.shutdown()
-        server.server_close()
+    assert result.exit_code in (0, 1), result.output
+    (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
     forwarded, tunnelled, *direct = (attempt.stdout or "").splitlines()
     assert forwarded == tunnelled == f"hello from {port}"
     assert direct[-1] == "direct failed" and "hello" not in "".join(direct)
+
+
+BOTH = """
+import os, urllib.request
+models = urllib.request.Request(
+    os.environ["OPENAI_BASE_URL"] + "/models",
+    headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]},
+)
+print(urllib.request.urlopen(models, timeout=20).status)  # direct: NO_PROXY names loopback
+print(urllib.request.urlopen(os.environ["TARGET"], timeout=20).read().decode())  # by HTTP_PROXY
+"""
+
+
+def test_the_bridge_and_the_proxy_serve_one_agent_together(
+    cli: Cli, store: Store, tmp_path: Path, host_address: str
+) -> None:
+    """An agent with a model bridge under `--network HOST:PORT`: both relays run, one inside the
+    other; urllib, configured by nothing but its environment, reaches the bridge directly
+    (NO_PROXY) and the named server on this host's own address by the proxy."""
+    agent = tmp_path / "agent" / "both.py"
+    agent.parent.mkdir()
+    agent.write_text(BOTH, encoding="utf-8")
+    with _web_server(host_address) as port, FakeLLM() as llm:
+        config = {
+            "providers": {"fake": {"base_url": llm.url}},
+            "agents": {
+                "both": {
+                    "kind": "command",
+                    "command": f"python3 {agent}",
+                    "env": {"TARGET": f"http://{host_address}:{port}/"},
+                    "bridge": {"provider": "fake", "model": "m"},
+                }
+            },
+        }
+        (cli.cwd / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+        bench = write_benchmark(tmp_path / "bench", [scenario("both", "[]")])
+        network = f"{host_address}:{port}"
+        result = cli("run", str(bench), "--agent", "both", "--network", network, "-q")
+    assert result.exit_code in (0, 1), result.output
+    (attempt,) = store.attempts(store.resolve_run("latest").id, with_evidence=True)
+    assert (attempt.stdout or "").splitlines() == ["200", f"hello from {port}"], attempt.stderr
 
 
 def test_naming_the_store_refuses_the_run(tmp_path: Path, postgres_url: str) -> None:
