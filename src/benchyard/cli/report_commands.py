@@ -136,8 +136,7 @@ def report(
 ) -> None:
     """A run's report: accuracy with its interval, per-category counts, failures with causes."""
     from benchyard.cli.context import load_project, open_store
-    from benchyard.cli.render import print_report
-    from benchyard.report.build import build_report
+    from benchyard.report.build import build_report, streamed_report
     from benchyard.report.render import to_markdown
 
     if format not in ("table", "json", "md", "audit", "junit"):
@@ -156,26 +155,31 @@ def report(
 
         render_speed_runs(store, resolved, format, output)
         return
-    reports = [] if format == "junit" else [build_report(store, r, merged=merged) for r in resolved]
+    if format == "table":  # the first failures and flags of each run: none held
+        from benchyard.cli.render import print_renderables
+        from benchyard.report.render import Shown, to_rich
+
+        for run in resolved:
+            streamed = streamed_report(store, run, merged=merged)
+            print_renderables(to_rich(streamed.head, Shown.streamed(streamed)), output)
+        return
+    if format == "json":  # each failure and flag written as it is read
+        from benchyard.report.listing import write_streamed_json
+
+        payload = [streamed_report(store, run, merged=merged).document() for run in resolved]
+        _emit(
+            output,
+            lambda out: write_streamed_json(payload[0] if len(payload) == 1 else payload, out),
+        )
+        return
     if format == "junit":  # one testcase per scenario and epoch (docs/ci.md)
         from benchyard.report.junit import junit_runs, to_junit
 
         text = to_junit(junit_runs(store, resolved, merged))
-    if format == "table":
-        for built in reports:
-            print_report(built, path=output)
-        return
-    if format == "json":
-        from benchyard.report.listing import write_strict_json
-
-        payload = [r.model_dump(mode="json") for r in reports]
-        _emit(
-            output, lambda out: write_strict_json(payload[0] if len(payload) == 1 else payload, out)
-        )
-        return
     if format == "md":  # fit for $GITHUB_STEP_SUMMARY (docs/ci.md)
         from benchyard.report.step_summary import fit_step_summary
 
+        reports = [build_report(store, run, merged=merged) for run in resolved]
         text = fit_step_summary(to_markdown(reports), [run.id[:8] for run in resolved])
     _emit(output, lambda out: out.write(text))
 

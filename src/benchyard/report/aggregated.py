@@ -1,15 +1,27 @@
 """A run's report from what the database counts: the summary, categories and checks from
-store/browse.py's GROUP BY aggregates, the failures as plain rows (store/outcomes.py), the review
-flags from the attempts that raise them alone, pass@k from each scenario's tallies. Its memory and
-time grow with what it lists (failures, flags), not with the run: a 100,000-attempt run's report
-reads no attempt it does not name. The web UI's run page shows the same summary."""
+GROUP BY aggregates (store/report_rows.py, the web UI's run page's queries), the failures as plain
+rows (store/outcomes.py), the review flags from the attempts that raise them alone
+(store/report_rows.py), pass@k from each scenario's tallies. The failures and the flags are read
+when they are written (a terminal table reads the first 100 failures, a JSON report writes each
+as it is read), so that its memory does not grow with them: a 100,000-attempt run's report holds
+no attempt."""
 
 from __future__ import annotations
 
-from sqlalchemy import or_
+import heapq
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from benchyard.report.counts import category_figures, check_counts
-from benchyard.report.flags import attempt_flags, flaky_flags, is_long, long_flag, sorted_flags
+from benchyard.report.flags import (
+    attempt_flags,
+    flag_order,
+    flaky_flags,
+    is_long,
+    long_flag,
+    sorted_flags,
+)
 from benchyard.report.model import (
     CategoryCounts,
     Durations,
@@ -22,57 +34,107 @@ from benchyard.report.model import (
 from benchyard.report.passk import repeated_from_tallies
 from benchyard.report.stats import ratio, wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS, FailureKind
-from benchyard.store.browse import (
-    FLAG_KINDS,
-    PERCENTILES,
-    RunFigureTallies,
-    VerdictGroup,
-    figure_tallies,
-    flag_condition,
-)
+from benchyard.store.browse import PERCENTILES, RunFigureTallies, VerdictGroup
 from benchyard.store.outcomes import final_failures, scenario_tallies
+from benchyard.store.report_rows import figure_tallies, flagged_attempts
 from benchyard.store.store import Store
 
+JsonObject = dict[str, Any]
 
-def aggregated_report(store: Store, info: RunInfo) -> RunReport:
+
+@dataclass(frozen=True)
+class StreamedReport:
+    """A run's report whose failures and flags are read each time they are asked for: `head` is
+    the report with both lists empty; `failures(n)` gives the first n failures (all with None),
+    each as the JSON report writes it; `flags()` the flags, in the report's order."""
+
+    head: RunReport
+    failure_count: int
+    failures: Callable[[int | None], Iterable[JsonObject]]
+    flags: Callable[[], Iterable[ReviewFlag]]
+    held: RunReport | None = None  # the whole report, when it was built whole
+
+    @classmethod
+    def of(cls, report: RunReport) -> StreamedReport:
+        """A report built whole, read through the same interface."""
+        return cls(
+            head=report.model_copy(update={"failures": [], "flags": []}),
+            failure_count=len(report.failures),
+            failures=lambda limit: (f.model_dump(mode="json") for f in report.failures[:limit]),
+            flags=lambda: report.flags,
+            held=report,
+        )
+
+    def document(self) -> JsonObject:
+        """The JSON report, its failures and flags as StreamedLists (report/listing.py's
+        write_streamed_json writes them as they are read)."""
+        from benchyard.report.listing import StreamedList
+
+        document = self.head.model_dump(mode="json")
+        document["failures"] = StreamedList(self.failures(None))
+        document["flags"] = StreamedList(flag.model_dump(mode="json") for flag in self.flags())
+        return document
+
+    def whole(self) -> RunReport:
+        """The report with every failure and flag in it."""
+        if self.held is not None:
+            return self.held
+        failures = [Failure(**failure) for failure in self.failures(None)]
+        return self.head.model_copy(update={"failures": failures, "flags": list(self.flags())})
+
+
+def aggregated_report(store: Store, info: RunInfo) -> StreamedReport:
     """The report of one run (not merged with the runs it re-ran), as report/build.py's fold over
     its attempts makes it."""
     tallies = figure_tallies(store, info.id)
     epochs = max((group.max_epoch for group in tallies.groups), default=0)
     scenarios = scenario_tallies(store, info.id) if epochs > 1 else {}  # else no flaky, no pass@k
     counted = {sid: (t.passed, t.counted) for sid, t in scenarios.items() if t.counted}
-    return RunReport(
+    head = RunReport(
         run=info,
         summary=summary(tallies),
         categories=category_counts(tallies.groups),
         checks=check_counts({t.check_type: [t.passed, t.total] for t in tallies.checks}),
-        failures=[
-            Failure(**{**row._asdict(), "cause": row.cause or row.verdict})
-            for row in final_failures(store, info.id)
-        ],
-        flags=sorted_flags(
-            _attempt_flags(store, info.id, tallies.median_turns) + flaky_flags(counted)
-        ),
+        failures=[],
+        flags=[],
         repeated=repeated_from_tallies(
             {sid: t.attempts for sid, t in scenarios.items()},
             {sid: list(pair) for sid, pair in counted.items()},
         ),
         format_metrics=None,
     )
+    return StreamedReport(
+        head=head,
+        failure_count=sum(g.attempts for g in tallies.groups if g.verdict != "passed"),
+        failures=lambda limit: _failures(store, info.id, limit),
+        flags=lambda: _flags(store, info.id, tallies.median_turns, counted),
+    )
 
 
-def _attempt_flags(store: Store, run_id: str, median_turns: float) -> list[ReviewFlag]:
-    """The `long` flags, then each attempt's own flags, of the attempts that raise any: read
-    alone, in scenario and epoch order."""
-    kinds = [kind for kind in FLAG_KINDS if kind != "flaky"]
-    raising = or_(*(flag_condition(run_id, kind, median_turns) for kind in kinds))
-    longs: list[ReviewFlag] = []
-    own: list[ReviewFlag] = []
-    for attempt in store.stream_attempts(run_id, where=raising):
-        if is_long(attempt, median_turns):
-            longs.append(long_flag(attempt, median_turns))
-        own += attempt_flags(attempt)
-    return longs + own
+def _failures(store: Store, run_id: str, limit: int | None) -> Iterator[JsonObject]:
+    """The run's failures as the JSON report writes them (store/outcomes.py's FailureRow has
+    Failure's fields, in its order), read row by row."""
+    for row in final_failures(store, run_id, limit):
+        failure = row._asdict()
+        failure["cause"] = row.cause or row.verdict
+        yield failure
+
+
+def _flags(
+    store: Store, run_id: str, median_turns: float, counted: Mapping[str, tuple[int, int]]
+) -> Iterator[ReviewFlag]:
+    """The run's flags in sorted_flags's order: each flagged attempt's, read in scenario and
+    epoch order, merged with the flaky scenarios'."""
+    flaky = sorted_flags(flaky_flags(counted))
+    return heapq.merge(_attempt_flags(store, run_id, median_turns), flaky, key=flag_order)
+
+
+def _attempt_flags(store: Store, run_id: str, median_turns: float) -> Iterator[ReviewFlag]:
+    """The flags of each attempt that raises any (`long` and its own), in scenario, epoch and
+    kind order."""
+    for attempt in flagged_attempts(store, run_id, median_turns):
+        longs = [long_flag(attempt, median_turns)] if is_long(attempt, median_turns) else []
+        yield from sorted_flags(longs + attempt_flags(attempt))
 
 
 def summary(tallies: RunFigureTallies) -> Summary:

@@ -6,8 +6,8 @@ import statistics
 from array import array
 from collections import Counter, defaultdict
 from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING
 
-from benchyard.importers.metrics import PROVENANCE_SETTING, format_metrics
 from benchyard.report.counts import category_figures, check_counts
 from benchyard.report.lineage import lineage
 from benchyard.report.model import (
@@ -27,6 +27,13 @@ from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.store import Store
 
+if TYPE_CHECKING:
+    from benchyard.report.aggregated import StreamedReport
+
+# importers/metrics.py's, kept here as a value so that a report (or a comparison) of a run of
+# benchyard's own format does not import the importers (60 ms); a test pins the two.
+PROVENANCE_SETTING = "benchmark_provenance"
+
 
 def final_attempts(store: Store, chain: list[RunRecord]) -> list[AttemptRecord]:
     """Final attempts across a chain of runs (oldest first): a later run's attempt replaces an earlier one."""
@@ -39,10 +46,18 @@ def final_attempts(store: Store, chain: list[RunRecord]) -> list[AttemptRecord]:
 
 def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunReport:
     """A run's report (with `merged`, over the run and the runs it re-ran, the latest attempt of
-    each scenario and epoch winning). One run's is counted by the database (report/aggregated.py);
-    a merged report, one with a format's figures, or a run with two final tries of one attempt
-    folds its final attempts one at a time, read from the store in chunks and without their
-    outputs when they are not listed, so that its memory does not grow with the run."""
+    each scenario and epoch winning), with every failure and flag in it."""
+    return streamed_report(store, run, merged=merged).whole()
+
+
+def streamed_report(store: Store, run: RunRecord, *, merged: bool = False) -> StreamedReport:
+    """`build_report`'s report, its failures and flags read as they are written where it can be.
+    One run's is counted by the database (report/aggregated.py), its failures and flags read
+    from the store when asked for; a merged report, one with a format's figures, or a run with
+    two final tries of one attempt folds its final attempts one at a time, read from the store in
+    chunks and without their outputs when they are not listed, so that its memory does not grow
+    with the run, and holds its failures and flags."""
+    from benchyard.report.aggregated import StreamedReport, aggregated_report
     from benchyard.report.flags import sorted_flags
     from benchyard.report.passk import repeated_from_tallies
     from benchyard.store.outcomes import has_twice_final
@@ -54,15 +69,15 @@ def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunRe
     info = _run_info(run, [r.id for r in chain], resumes)
     listed = merged or _has_format(provenance)  # a format's figures read the attempts whole
     if not listed and not has_twice_final(store, run.id):
-        from benchyard.report.aggregated import aggregated_report
-
         return aggregated_report(store, info)
     attempts = final_attempts(store, chain) if listed else None
     tally = _Tally()
     for attempt in attempts if attempts is not None else store.stream_attempts(run.id):
         tally.add(attempt)
     retried = sum(store.count_superseded(r.id) for r in chain)
-    return RunReport(
+    from benchyard.importers.metrics import format_metrics
+
+    report = RunReport(
         run=info,
         summary=tally.summary(retried),
         categories=tally.categories(),
@@ -72,6 +87,7 @@ def build_report(store: Store, run: RunRecord, *, merged: bool = False) -> RunRe
         repeated=repeated_from_tallies(tally.epochs, tally.counted_by_scenario),
         format_metrics=format_metrics(provenance, attempts) if attempts is not None else None,
     )
+    return StreamedReport.of(report)
 
 
 def _has_format(provenance: object) -> bool:

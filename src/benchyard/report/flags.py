@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from benchyard.report.model import ReviewFlag
 from benchyard.runner.failures import COUNTED_VERDICTS
@@ -23,7 +24,45 @@ LONG_FLOOR = 1.0  # ... a median under this counting as this (a run of one-turn 
 NEAR_MARGIN = 0.05  # a partial score this close to its threshold
 
 
-def extra_turns(attempt: AttemptRecord) -> int:
+class FlaggableCheck(Protocol):
+    """What a check result's flags are decided on (a CheckRecord, or store/report_rows.py's)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def threshold(self) -> float | None: ...
+    @property
+    def reason(self) -> str: ...
+
+
+class FlaggableAttempt(Protocol):
+    """What an attempt's flags are decided on (an AttemptRecord, or store/report_rows.py's)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def scenario_id(self) -> str: ...
+    @property
+    def epoch(self) -> int: ...
+    @property
+    def verdict(self) -> str: ...
+    @property
+    def turns(self) -> int: ...
+    @property
+    def user_turns(self) -> int: ...
+    @property
+    def hit_max_turns(self) -> bool: ...
+    @property
+    def score(self) -> float: ...
+    @property
+    def threshold(self) -> float | None: ...
+    @property
+    def checks(self) -> Sequence[FlaggableCheck]: ...
+
+
+def extra_turns(attempt: FlaggableAttempt) -> int:
     """The agent's turns beyond the user turns its stimulus scripted."""
     return max(attempt.turns - attempt.user_turns, 0)
 
@@ -39,7 +78,7 @@ def long_limit(median_extra: float) -> float:
     return LONG_FACTOR * max(median_extra, LONG_FLOOR)
 
 
-def is_long(attempt: AttemptRecord, median_extra: float) -> bool:
+def is_long(attempt: FlaggableAttempt, median_extra: float) -> bool:
     return attempt.verdict in COUNTED_VERDICTS and extra_turns(attempt) > long_limit(median_extra)
 
 
@@ -60,14 +99,19 @@ def review_flags(
 
 
 def sorted_flags(flags: list[ReviewFlag]) -> list[ReviewFlag]:
-    return sorted(flags, key=lambda f: (f.scenario_id, f.epoch or 0, f.kind))
+    return sorted(flags, key=flag_order)
 
 
-def long_flag(attempt: AttemptRecord, median_extra: float) -> ReviewFlag:
+def flag_order(flag: ReviewFlag) -> tuple[str, int, str]:
+    """A report's flags are in this order: by scenario, epoch (a scenario's flag first), kind."""
+    return flag.scenario_id, flag.epoch or 0, flag.kind
+
+
+def long_flag(attempt: FlaggableAttempt, median_extra: float) -> ReviewFlag:
     return _flag("long", attempt, _long_detail(attempt, median_extra))
 
 
-def attempt_flags(attempt: AttemptRecord, margin: float = NEAR_MARGIN) -> list[ReviewFlag]:
+def attempt_flags(attempt: FlaggableAttempt, margin: float = NEAR_MARGIN) -> list[ReviewFlag]:
     """The flags of one attempt that no other attempt decides: a score near its threshold, a
     turn wanted past max_turns, a patch that changes the test machinery."""
     flags = _near_threshold(attempt, margin)
@@ -81,7 +125,7 @@ def _turns(count: int) -> str:
     return f"{count} turn{'' if count == 1 else 's'}"
 
 
-def _long_detail(attempt: AttemptRecord, median: float) -> str:
+def _long_detail(attempt: FlaggableAttempt, median: float) -> str:
     scripted = f"{attempt.user_turns} scripted user turn{'' if attempt.user_turns == 1 else 's'}"
     return (
         f"{_turns(attempt.turns)} for {scripted}: {extra_turns(attempt)} beyond them, over "
@@ -90,7 +134,7 @@ def _long_detail(attempt: AttemptRecord, median: float) -> str:
     )
 
 
-def _flag(kind: str, attempt: AttemptRecord, detail: str) -> ReviewFlag:
+def _flag(kind: str, attempt: FlaggableAttempt, detail: str) -> ReviewFlag:
     return ReviewFlag(
         kind=kind,
         scenario_id=attempt.scenario_id,
@@ -100,7 +144,7 @@ def _flag(kind: str, attempt: AttemptRecord, detail: str) -> ReviewFlag:
     )
 
 
-def _near_threshold(attempt: AttemptRecord, margin: float) -> list[ReviewFlag]:
+def _near_threshold(attempt: FlaggableAttempt, margin: float) -> list[ReviewFlag]:
     """Partial scores (strictly between 0 and 1) within `margin` of their pass mark: a check's
     own threshold (a judge's min_score, say) or the scenario's threshold on the weighted score."""
     marks = [(c.label, c.score, c.threshold) for c in attempt.checks]
@@ -113,7 +157,7 @@ def _near_threshold(attempt: AttemptRecord, margin: float) -> list[ReviewFlag]:
     ]
 
 
-def _suspicious_patch(attempt: AttemptRecord) -> list[ReviewFlag]:
+def _suspicious_patch(attempt: FlaggableAttempt) -> list[ReviewFlag]:
     """One flag when a check noted that the attempt's patch changes the test machinery
     (checks/patch_scan.py), whatever the verdict: a pass is what such a patch would forge."""
     for check in attempt.checks:

@@ -3,12 +3,15 @@ are escaped, Rich text is never parsed for markup."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the helpers (plural, shorten, ...) load neither the models nor importers
     from rich.console import RenderableType
 
-    from benchyard.report.model import CategoryCounts, RunReport
+    from benchyard.report.aggregated import StreamedReport
+    from benchyard.report.model import CategoryCounts, Failure, ReviewFlag, RunReport
 
 CAUSE_CHARS = 240
 SHOWN_ROWS = 100  # failures and flags a terminal table lists; Markdown and JSON list every one
@@ -238,12 +241,39 @@ def _epoch(epoch: int | None) -> str:
     return "" if epoch is None else f" (epoch {epoch})"
 
 
-def to_rich(report: RunReport) -> list[RenderableType]:
+@dataclass(frozen=True)
+class Shown:
+    """What a terminal table lists of a report's failures and flags (the first SHOWN_ROWS of
+    each), and how many there are."""
+
+    failures: list[Failure]
+    failure_count: int
+    flags: list[ReviewFlag]
+    flag_count: int
+
+    @classmethod
+    def of(cls, report: RunReport) -> Shown:
+        failures, flags = report.failures, report.flags
+        return cls(failures[:SHOWN_ROWS], len(failures), flags[:SHOWN_ROWS], len(flags))
+
+    @classmethod
+    def streamed(cls, report: StreamedReport) -> Shown:
+        """The first failures read alone; the flags read through, counted."""
+        from benchyard.report.model import Failure
+
+        failures = [Failure(**failure) for failure in report.failures(SHOWN_ROWS)]
+        flags = iter(report.flags())
+        first = list(islice(flags, SHOWN_ROWS))
+        return cls(failures, report.failure_count, first, len(first) + sum(1 for _ in flags))
+
+
+def to_rich(report: RunReport, shown: Shown | None = None) -> list[RenderableType]:
+    """The report as terminal tables; its failures and flags as `shown` has them (by default,
+    from the report)."""
     from rich.table import Table
     from rich.text import Text
 
-    from benchyard.importers.metrics import metric_lines
-
+    shown = shown or Shown.of(report)
     summary = report.summary
     run = report.run
     head = Table.grid(padding=(0, 2))
@@ -276,7 +306,7 @@ def to_rich(report: RunReport) -> list[RenderableType]:
             f"{plural(summary.errors, 'error')} (not counted), "
             f"{plural(summary.retried_tries, 'retried try', 'retried tries')}",
         ),
-        *metric_lines(report.format_metrics),
+        *_metric_lines(report.format_metrics),
         ("turns", "—" if summary.avg_turns is None else f"{summary.avg_turns:.2f} on average"),
         (
             "false positives",
@@ -336,11 +366,11 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 interval(check.pass_rate_ci95),
             )
         renderables.append(checks)
-    if report.failures:
-        failures = Table(title=f"failures ({len(report.failures)})", title_justify="left")
+    if shown.failure_count:
+        failures = Table(title=f"failures ({shown.failure_count})", title_justify="left")
         for column in ("scenario", "epoch", "verdict", "cause"):
             failures.add_column(column, overflow="fold")
-        for failure in report.failures[:SHOWN_ROWS]:
+        for failure in shown.failures:
             failures.add_row(
                 Text(failure.scenario_id),
                 str(failure.epoch),
@@ -348,8 +378,17 @@ def to_rich(report: RunReport) -> list[RenderableType]:
                 Text(shorten(failure.cause)),
             )
         renderables.append(failures)
-        renderables += _rest_elsewhere(len(report.failures), "failures", "with its cause")
-    return renderables + _rich_review(report)
+        renderables += _rest_elsewhere(shown.failure_count, "failures", "with its cause")
+    return renderables + _rich_review(report, shown)
+
+
+def _metric_lines(metrics: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """importers/metrics.py's metric_lines, imported only for a report that has a format's."""
+    if not metrics:
+        return []
+    from benchyard.importers.metrics import metric_lines
+
+    return metric_lines(metrics)
 
 
 def _rest_elsewhere(count: int, what: str, with_what: str) -> list[RenderableType]:
@@ -384,7 +423,7 @@ def _run_history_rows(report: RunReport) -> list[tuple[str, str]]:
     return rows
 
 
-def _rich_review(report: RunReport) -> list[RenderableType]:
+def _rich_review(report: RunReport, shown: Shown) -> list[RenderableType]:
     from rich.table import Table
     from rich.text import Text
 
@@ -400,14 +439,14 @@ def _rich_review(report: RunReport) -> list[RenderableType]:
                 str(row.k), percent(row.pass_at_k), percent(row.pass_hat_k), str(row.scenarios)
             )
         renderables.append(repeated)
-    if report.flags:
-        flags = Table(title=f"flags for review ({len(report.flags)})", title_justify="left")
+    if shown.flag_count:
+        flags = Table(title=f"flags for review ({shown.flag_count})", title_justify="left")
         for column in ("flag", "scenario", "detail"):
             flags.add_column(column, overflow="fold")
-        for flag in report.flags[:SHOWN_ROWS]:
+        for flag in shown.flags:
             flags.add_row(flag.kind, Text(flag.scenario_id + _epoch(flag.epoch)), Text(flag.detail))
         renderables.append(flags)
-        renderables += _rest_elsewhere(len(report.flags), "flags", "with its detail")
+        renderables += _rest_elsewhere(shown.flag_count, "flags", "with its detail")
     return renderables
 
 

@@ -84,13 +84,15 @@ class FailureRow(NamedTuple):
     run_id: str
 
 
-def final_failures(store: Store, run_id: str) -> Iterator[FailureRow]:
-    """The final attempts of a run that did not pass, ordered by scenario and epoch."""
+def final_failures(store: Store, run_id: str, limit: int | None = None) -> Iterator[FailureRow]:
+    """The final attempts of a run that did not pass (the first `limit` of them, when given),
+    ordered by scenario and epoch."""
     a = attempts.c
     query = (
         select(a.scenario_id, a.category, a.epoch, a.verdict, a.failure_kind, a.cause, a.id)
         .where(a.run_id == run_id, a.superseded.is_(False), a.verdict != "passed")
         .order_by(a.scenario_id, a.epoch, a.try_number)
+        .limit(limit)
     )
     with store.engine.connect() as connection:
         for row in connection.execute(query):
