@@ -96,6 +96,10 @@ class EgressProxy:
             await self._tunnel(reader, writer)
         except (OSError, asyncio.IncompleteReadError):
             pass  # the agent went away
+        except asyncio.CancelledError:
+            # The proxy closing (the attempt's end) ends the connection here: a handler that
+            # ended cancelled is logged as an error by asyncio's stream server (Python 3.11).
+            pass
         finally:
             self.connections.discard(task)
             writer.close()

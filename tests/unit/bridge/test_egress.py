@@ -187,3 +187,21 @@ async def test_each_connection_is_an_event_of_the_trajectory(
 async def _recorded(trajectory: list[Event]) -> None:
     while not trajectory:
         await asyncio.sleep(0.01)
+
+
+async def test_closing_the_proxy_ends_an_open_tunnel_quietly(
+    echo_port: int, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The attempt's end closes its tunnels still open, and asyncio logs no error for them."""
+    trajectory: list[Event] = []
+    egress = Egress((Destination("127.0.0.1", echo_port),))
+    async with serve_egress(egress, tmp_path, trajectory, own_network=False) as session:
+        proxy = int(session.env["HTTPS_PROXY"].rsplit(":", 1)[1])
+        head = f"CONNECT 127.0.0.1:{echo_port} HTTP/1.1\r\n\r\n".encode()
+        reader, writer = await _send(proxy, head)
+        assert (await asyncio.wait_for(reader.readline(), 30)).startswith(b"HTTP/1.1 200")
+    assert await asyncio.wait_for(reader.read(), 30) == b"\r\n"  # then the end, once closed
+    writer.close()
+    await asyncio.sleep(0.1)  # the loop runs the stream server's callbacks
+    assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == []
+    assert "tunnel to" in trajectory[0].content
