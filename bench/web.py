@@ -59,6 +59,7 @@ def pages(baseline: str, candidate: str, attempt: str, grid_pages: int) -> dict[
     middle = (SIZE // 100) // 2
     return {
         "runs list": "/runs",
+        "runs list by accuracy": "/runs?sort=accuracy",
         "run page": f"/runs/{candidate}",
         "run sorted by duration": f"/runs/{candidate}?sort=duration&order=desc",
         "run failures only": f"/runs/{candidate}?verdict=failed&verdict=timeout",
