@@ -201,7 +201,7 @@ def versions_between(
 ) -> ScenarioVersions:
     """`scenario_versions` from each run's scenario hashes (`scenario_hashes`)."""
     shared = sorted(before.keys() & after.keys())
-    whole_same = not _version_differences(first, run)
+    whole_same = not version_differences(first, run)
     if whole_same:
         return ScenarioVersions([], [], len(shared), True)
     unknown = [sid for sid in shared if None in (before[sid], after[sid])]
@@ -209,7 +209,7 @@ def versions_between(
     return ScenarioVersions(changed, unknown, len(shared), False)
 
 
-def _version_differences(run: RunRecord, other: RunRecord) -> list[str]:
+def version_differences(run: RunRecord, other: RunRecord) -> list[str]:
     return [
         what
         for what, here, there in (
@@ -242,7 +242,7 @@ def check_versions(baseline: _Side, side: _Side, versions: ScenarioVersions) -> 
     if versions.unknown:
         raise CompareRefused(
             f"run {run.id[:8]} is of {_identity(run)} but the baseline {first.id[:8]} is of "
-            f"{_identity(first)} (different {', '.join(_version_differences(run, first))}), "
+            f"{_identity(first)} (different {', '.join(version_differences(run, first))}), "
             f"and {len(versions.unknown)} of the "
             "scenarios they share have attempts recorded before per-scenario hashes (store "
             "migration 0015), so the whole-benchmark hash decides; " + hint
@@ -282,21 +282,29 @@ def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
 
 def outcome_figures(run: RunRecord, outcomes: Collection[Outcome]) -> RunFigures:
     """A run's figures (not merged with the runs it re-ran) from its final outcomes alone, as
-    its report's summary gives them: what `history` shows of each run."""
+    its report's summary gives them: what `history` shows of a run with two final tries of one
+    attempt."""
     return _figures(run, [run.id], outcomes, _tallies(outcomes).values())
 
 
-def _figures(
-    run: RunRecord, chain: list[str], outcomes: Collection[Outcome], tallies: Collection[_Tally]
-) -> RunFigures:
-    """The run's figures as its report's summary gives them (report/build.py's `summarise`),
-    from its final outcomes and their tallies per category."""
-    passed, counted = sum(t.passed for t in tallies), sum(t.counted for t in tallies)
-    counted_turns = sum(o.turns for o in outcomes if o.verdict in COUNTED_VERDICTS)
-    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
-    durations = [o.duration_sec for o in outcomes]
+@dataclass(frozen=True)
+class FigureSums:
+    """What a run's figures are computed from: its final attempts' counts and sums."""
+
+    passed: int
+    counted: int
+    errors: int
+    attempts: int
+    counted_turns: int
+    cost_usd: float | None  # None when no attempt had a cost
+    p50_sec: float | None
+    total_attempt_sec: float
+    interval: tuple[tuple[float, float] | None, str]  # accuracy_interval's
+
+
+def run_figures(run: RunRecord, chain: list[str], sums: FigureSums) -> RunFigures:
+    """The run's figures as its report's summary gives them (report/build.py's `summarise`)."""
     partial, scope = run_scope(run.parent_run_id, run.settings, len(chain))
-    interval, method = accuracy_interval(outcomes)
     return RunFigures(
         id=run.id,
         lineage=lineage(run),
@@ -307,20 +315,40 @@ def _figures(
         benchmark=benchmark_identity(run),
         started_at=run.started_at,
         status=run.status,
-        accuracy=ratio(passed, counted),
-        accuracy_ci95=interval,
-        accuracy_ci95_method=method,
-        passed=passed,
-        counted=counted,
-        errors=sum(t.errors for t in tallies),
-        attempt_count=len(outcomes),
-        cost_usd=sum(costs) if costs else None,
-        avg_turns=ratio(counted_turns, counted),
-        p50_sec=percentile(durations, 50),
-        total_attempt_sec=sum(durations),
+        accuracy=ratio(sums.passed, sums.counted),
+        accuracy_ci95=sums.interval[0],
+        accuracy_ci95_method=sums.interval[1],
+        passed=sums.passed,
+        counted=sums.counted,
+        errors=sums.errors,
+        attempt_count=sums.attempts,
+        cost_usd=sums.cost_usd,
+        avg_turns=ratio(sums.counted_turns, sums.counted),
+        p50_sec=sums.p50_sec,
+        total_attempt_sec=sums.total_attempt_sec,
         partial=partial,
         scope=scope,
     )
+
+
+def _figures(
+    run: RunRecord, chain: list[str], outcomes: Collection[Outcome], tallies: Collection[_Tally]
+) -> RunFigures:
+    """The run's figures from its final outcomes and their tallies per category."""
+    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
+    durations = [o.duration_sec for o in outcomes]
+    sums = FigureSums(
+        passed=sum(t.passed for t in tallies),
+        counted=sum(t.counted for t in tallies),
+        errors=sum(t.errors for t in tallies),
+        attempts=len(outcomes),
+        counted_turns=sum(o.turns for o in outcomes if o.verdict in COUNTED_VERDICTS),
+        cost_usd=sum(costs) if costs else None,
+        p50_sec=percentile(durations, 50),
+        total_attempt_sec=sum(durations),
+        interval=accuracy_interval(outcomes),
+    )
+    return run_figures(run, chain, sums)
 
 
 def accuracy_interval(outcomes: Iterable[Outcome]) -> tuple[tuple[float, float] | None, str]:

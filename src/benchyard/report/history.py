@@ -4,10 +4,21 @@ before (by each attempt's own scenario hash)."""
 
 from __future__ import annotations
 
-from benchyard.report.compare import outcome_figures, scenario_hashes, versions_between
+from benchyard.report.compare import (
+    FigureSums,
+    cluster_interval,
+    outcome_figures,
+    run_figures,
+    scenario_hashes,
+    version_differences,
+    versions_between,
+)
 from benchyard.report.model import RunFigures
-from benchyard.store.outcomes import final_outcomes
+from benchyard.report.stats import wilson_interval
+from benchyard.runner.failures import COUNTED_VERDICTS
+from benchyard.store.outcomes import final_outcomes, has_twice_final, scenario_tallies
 from benchyard.store.records import RunRecord
+from benchyard.store.report_rows import verdict_groups
 from benchyard.store.store import Store
 
 
@@ -25,20 +36,49 @@ def benchmark_history(
     ]
     chosen = list(reversed(runs[:limit] if limit else runs))
     points = []
-    before: tuple[RunRecord, dict[str, str | None]] | None = None
+    before: RunRecord | None = None
     for run in chosen:
-        outcomes = final_outcomes(store, [run.id]).values()
-        hashes = scenario_hashes(outcomes)
-        figures = outcome_figures(run, outcomes)
+        figures = _figures(store, run)
         if before is not None:
-            figures.changed_scenarios = _changed(before[0], run, before[1], hashes)
+            figures.changed_scenarios = _changed(store, before, run)
         points.append(figures)
-        before = run, hashes
+        before = run
     return points
 
 
-def _changed(
-    first: RunRecord, run: RunRecord, before: dict[str, str | None], after: dict[str, str | None]
-) -> list[str] | None:
+def _figures(store: Store, run: RunRecord) -> RunFigures:
+    """The run's figures (not merged with the runs it re-ran) as the database counts them; from
+    its final outcomes where an attempt has two final tries, of which only the later counts."""
+    if has_twice_final(store, run.id):
+        return outcome_figures(run, final_outcomes(store, [run.id]).values())
+    groups, p50_sec = verdict_groups(store, run.id)
+    counted = [g for g in groups if g.verdict in COUNTED_VERDICTS]
+    passed = sum(g.attempts for g in counted if g.verdict == "passed")
+    counted_n = sum(g.attempts for g in counted)
+    costs = [g.cost_usd for g in groups if g.cost_usd is not None]
+    interval = (wilson_interval(passed, counted_n), "wilson")  # one attempt per scenario
+    if max((g.max_epoch for g in groups), default=0) > 1:
+        tallies = scenario_tallies(store, run.id).values()
+        interval = cluster_interval([(t.passed, t.counted) for t in tallies if t.counted])
+    sums = FigureSums(
+        passed=passed,
+        counted=counted_n,
+        errors=sum(g.attempts for g in groups if g.verdict == "error"),
+        attempts=sum(g.attempts for g in groups),
+        counted_turns=sum(g.turns for g in counted),
+        cost_usd=sum(costs) if costs else None,
+        p50_sec=p50_sec,
+        total_attempt_sec=sum(g.duration_sec for g in groups),
+        interval=interval,
+    )
+    return run_figures(run, [run.id], sums)
+
+
+def _changed(store: Store, first: RunRecord, run: RunRecord) -> list[str] | None:
+    """The scenarios whose own hash changed since the run before: none between runs of the same
+    benchmark content, whose scenario hashes are not read."""
+    if not version_differences(first, run):
+        return []
+    before, after = (scenario_hashes(final_outcomes(store, [r.id]).values()) for r in (first, run))
     versions = versions_between(first, run, before, after)
     return versions.changed if versions.per_scenario else None

@@ -16,6 +16,7 @@ from benchyard.store.browse import (
     NEAR_MARGIN,
     SUSPICIOUS_PATCH,
     RunFigureTallies,
+    VerdictGroup,
     flag_condition,
 )
 from benchyard.store.schema import attempts, check_results
@@ -127,3 +128,12 @@ def _code_point_order(column: Any, dialect: str) -> Any:
     """`column` ordered by code point, as Python orders strings: SQLite's default (BINARY) does,
     PostgreSQL's database collation may not."""
     return column.collate("C") if dialect == "postgresql" else column
+
+
+def verdict_groups(store: Store, run_id: str) -> tuple[list[VerdictGroup], float | None]:
+    """A run's final attempts grouped as store/browse.py's figures group them (their `long`
+    counts, which need the run's median turns, left at nought), and their median duration."""
+    with store.engine.connect() as connection:
+        groups = browse._verdict_groups(connection, run_id, median_turns=0)
+        count = sum(group.attempts for group in groups)
+        return groups, browse._percentiles(connection, run_id, count)[50]
