@@ -28,8 +28,13 @@ def test_the_page_links_reach_the_last_changed_row(
     page: Any, site: str, paged: tuple[str, str]
 ) -> None:
     baseline, candidate = paged
-    page.goto(f"{site}/compare?run={baseline}&run={candidate}")
-    assert _rows_shown(page) == f"rows 1\u2013100 of {CHANGED}"
+    for width in (390, 768, 1400):  # the last one stays for the walk through the pages
+        page.set_viewport_size({"width": width, "height": 900})
+        page.goto(f"{site}/compare?run={baseline}&run={candidate}")
+        assert _rows_shown(page) == f"rows 1\u2013100 of {CHANGED}"
+        sizes = page.evaluate("() => [document.documentElement.scrollWidth, window.innerWidth]")
+        assert sizes[0] <= sizes[1] + 1, (width, sizes)
+        shoot(page, f"compare-first-page-{width}")
     seen = []
     while True:
         seen += page.locator("table.matrix tbody tr td:first-child").all_inner_texts()
