@@ -92,6 +92,14 @@ def remove_entry(directory: int, name: str) -> None:
         os.unlink(name, dir_fd=directory)
 
 
+def remove_socket(path: Path) -> None:
+    """Remove a socket the harness served in a directory the agent controls. What the agent put
+    in its place (a directory, say) is left to that directory's removal: an attempt's end never
+    fails on it, which would turn the agent's failure into an uncounted harness error."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
+
+
 def remove_tree(path: Path, *, ignore_errors: bool = False) -> None:
     """Remove `path` (a directory tree, a file or a link) however deep it nests: iteratively,
     one directory open at a time, no link followed; nothing when it is not there. With

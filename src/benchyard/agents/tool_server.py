@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from benchyard.agents.toolbox import ToolBox
 from benchyard.sandbox.identity import sandbox_user
+from benchyard.untrusted import remove_socket
 
 if TYPE_CHECKING:  # the server's module loads only when a scenario has tools to serve
     from benchyard.providers.http_server import ConnectionLimit, LoopbackServer, Request, Responder
@@ -57,7 +58,7 @@ async def serve_tools(toolbox: ToolBox | None, io_dir: Path) -> AsyncIterator[di
     finally:
         for server in servers:
             await server.close()
-        socket_path.unlink(missing_ok=True)
+        remove_socket(socket_path)
 
 
 def _server(handler: _Handler, limit: ConnectionLimit) -> LoopbackServer:

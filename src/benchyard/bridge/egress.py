@@ -33,7 +33,7 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.network import Destination, Egress, NetworkSpecError, destination
-from benchyard.untrusted import write_fresh
+from benchyard.untrusted import remove_socket, write_fresh
 
 SOCKET_NAME = "egress.sock"
 RELAY_NAME = "egress_relay.py"
@@ -310,8 +310,7 @@ async def serve_egress(
             server.close()
             await proxy.close()
     finally:
-        with contextlib.suppress(OSError):  # the agent's to replace: a directory stays there
-            socket_path.unlink(missing_ok=True)
+        remove_socket(socket_path)
 
 
 async def _listen_unix(proxy: EgressProxy, socket_path: Path) -> asyncio.Server:

@@ -42,7 +42,7 @@ from benchyard.providers.replies import ChatReply
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.identity import sandbox_user
-from benchyard.untrusted import write_fresh
+from benchyard.untrusted import remove_socket, write_fresh
 
 if TYPE_CHECKING:
     import httpx
@@ -314,7 +314,7 @@ async def serve_bridge(
         await server.close()
         if bridge.http is not None:
             await bridge.http.aclose()
-        socket_path.unlink(missing_ok=True)
+        remove_socket(socket_path)
 
 
 async def _listen_relayed(

@@ -234,3 +234,16 @@ def test_the_tool_server_answers_over_loopback_tcp(tmp_path: Path) -> None:
     assert replies[5].status_code == 404
     assert [e.kind for e in sink] == ["tool_call", "tool_result"] * 3
     assert not (tmp_path / "tools.sock").exists()
+
+
+async def test_a_tools_socket_the_agent_replaced_ends_the_server_quietly(tmp_path: Path) -> None:
+    from benchyard.agents.tool_server import serve_tools
+    from benchyard.agents.toolbox import ToolBox
+    from benchyard.spec.tools import ToolSpec
+
+    toolbox = ToolBox([ToolSpec.model_validate(WEATHER_TOOL)], [])
+    async with serve_tools(toolbox, tmp_path) as env:
+        socket_path = Path(env["BENCHYARD_TOOLS_SOCKET"])
+        socket_path.unlink()
+        socket_path.mkdir()  # what a hostile agent leaves behind; its end raised IsADirectoryError
+    assert socket_path.is_dir()
