@@ -8,17 +8,14 @@ cluster, each on the node Ray picks (docs/distributed.md).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from benchyard.errors import BenchyardError
 
 if TYPE_CHECKING:
-    from benchyard.agents.base import Agent
-    from benchyard.runner.execute import RunContext, RunSettings, _AttemptExecutor
-    from benchyard.spec.loader import Benchmark
-    from benchyard.spec.models import Scenario
+    from benchyard.runner.execute import ProposedRun, RunContext, _AttemptExecutor
 
 DEFAULT_LANES = 8  # attempts at once when -j does not say, for an executor that cannot tell
 
@@ -46,14 +43,7 @@ class Executor(Protocol):
         """Attempts a worker runs at once: `asked` (`-j`) when given, else what it can run."""
         ...
 
-    def check(
-        self,
-        settings: RunSettings,
-        benchmark: Benchmark,
-        agent: Agent,
-        store_url: str,
-        scenarios: Sequence[Scenario],
-    ) -> None:
+    def check(self, run: ProposedRun) -> None:
         """Refuse, before anything is recorded, a run it cannot execute (a BenchyardError that
         says why: a sandbox that cannot work, unsandboxed code not allowed, resources that no
         machine offers)."""

@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from benchyard.executors.base import DEFAULT_LANES, ExecutorOptions
-from benchyard.runner.execute import RunContext, _AttemptExecutor
+from benchyard.runner.execute import ProposedRun, RunContext, _AttemptExecutor
 from benchyard.runner.failures import AttemptFailure
 from benchyard.runner.plan import PlannedAttempt
 from benchyard.runner.provenance import host_name
 from benchyard.store.records import AttemptRecord
 
 if TYPE_CHECKING:
-    from benchyard.agents.base import Agent
-    from benchyard.runner.execute import RunSettings
-    from benchyard.spec.loader import Benchmark
-    from benchyard.spec.models import Scenario
+    pass
 
 
 class LocalExecutor:
@@ -25,17 +21,10 @@ class LocalExecutor:
     def lanes(self, asked: int | None) -> int:
         return asked or DEFAULT_LANES
 
-    def check(
-        self,
-        settings: RunSettings,
-        benchmark: Benchmark,
-        agent: Agent,
-        store_url: str,
-        scenarios: Sequence[Scenario],
-    ) -> None:
+    def check(self, run: ProposedRun) -> None:
         from benchyard.runner.isolation import open_sandbox
 
-        open_sandbox(settings, benchmark, agent, store_url, scenarios)
+        open_sandbox(run.settings, run.benchmark, run.agent, run.store_url, run.scenarios)
 
     def attempts(self, context: RunContext) -> _AttemptExecutor:
         return LocalAttempts(context)

@@ -15,7 +15,7 @@ from benchyard.agents.base import Agent
 from benchyard.agents.registry import AgentConfigError, build_agent
 from benchyard.checks.judge_types import JUDGE_CHECK_TYPES
 from benchyard.config import ProjectConfig
-from benchyard.runner.execute import RunObserver, RunSettings, new_run
+from benchyard.runner.execute import ProposedRun, RunObserver, RunSettings, new_run
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
 from benchyard.runner.isolation import refuse_store_url
@@ -244,7 +244,7 @@ def execute(
     from benchyard.executors.local import LocalExecutor
 
     where = executor or LocalExecutor()
-    where.check(settings, benchmark, agent, store.url, _planned_scenarios(plan))
+    where.check(ProposedRun(settings, benchmark, agent, store.url, _planned_scenarios(plan)))
     refuse_store_url(agent, store.url)
     if isinstance(where, LocalExecutor):  # elsewhere, this machine's files say nothing
         from benchyard.runner.preflight import refuse_unrunnable_agent

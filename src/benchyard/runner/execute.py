@@ -10,7 +10,7 @@ import os
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -167,6 +167,17 @@ def new_run(
 
 
 @dataclass(frozen=True)
+class ProposedRun:
+    """A run before it is recorded: what an executor checks that it can execute."""
+
+    settings: RunSettings
+    benchmark: Benchmark
+    agent: Agent
+    store_url: str
+    scenarios: Sequence[Scenario]
+
+
+@dataclass(frozen=True)
 class RunContext:
     """One run as a worker executes it, resolved once: what every executor of its attempts is
     given, wherever its tries run."""
@@ -189,6 +200,12 @@ class RunContext:
         """The scenarios the run executes: its sandbox is refused or opened for these."""
         ids = self.scenario_ids
         return [s for s in self.benchmark.scenarios if ids is None or s.id in ids]
+
+    def proposed(self) -> ProposedRun:
+        """The run as its executor checks it."""
+        return ProposedRun(
+            self.settings, self.benchmark, self.agent, self.store_url, self.scenarios()
+        )
 
 
 class _AttemptExecutor:

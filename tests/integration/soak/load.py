@@ -32,7 +32,7 @@ from benchyard.agents.registry import build_agent
 from benchyard.benchmarks.loader import load_benchmark
 from benchyard.executors.local import LocalExecutor
 from benchyard.runner.api import recorded_run
-from benchyard.runner.execute import RunSettings, new_run
+from benchyard.runner.execute import ProposedRun, RunSettings, new_run
 from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
 from benchyard.runner.plan import plan_attempts
@@ -287,7 +287,7 @@ async def run_one(soak: Soak, store: Store, spec: RunSpec) -> Outcome:
     try:
         where = LocalExecutor()
         scenarios = list({sid: by_id[sid] for sid in spec.scenario_ids}.values())
-        where.check(settings, soak.benchmark, soak.agent, store.url, scenarios)
+        where.check(ProposedRun(settings, soak.benchmark, soak.agent, store.url, scenarios))
         refuse_store_url(soak.agent, store.url)
         run = recorded_run(new_run(soak.benchmark, soak.agent, settings, len(plan), None))
         run = await execute_run(

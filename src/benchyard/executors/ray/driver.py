@@ -52,7 +52,7 @@ from benchyard.executors.ray.node import (
 )
 from benchyard.executors.ray.resources import Ask, Gate, ask_for, fits_somewhere
 from benchyard.executors.ray.shipping import Bundle, code_to_ship, pack_benchmark, pack_code
-from benchyard.runner.execute import RunContext, _AttemptExecutor
+from benchyard.runner.execute import ProposedRun, RunContext, _AttemptExecutor
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.isolation import (
     UnsandboxedRefused,
@@ -158,16 +158,10 @@ class RayExecutor:
             return asked
         return max(1, int(self.ray.cluster_resources().get("CPU", 1)))
 
-    def check(
-        self,
-        settings: RunSettings,
-        benchmark: Benchmark,
-        agent: Agent,
-        store_url: str,
-        scenarios: Sequence[Scenario],
-    ) -> None:
-        refuse_unsandboxed(settings, benchmark, agent, scenarios)
-        refuse_store_on_shared_network(settings, benchmark, store_url, scenarios)
+    def check(self, run: ProposedRun) -> None:
+        settings, benchmark, scenarios = run.settings, run.benchmark, run.scenarios
+        refuse_unsandboxed(settings, benchmark, run.agent, scenarios)
+        refuse_store_on_shared_network(settings, benchmark, run.store_url, scenarios)
         self._refuse_network_without_token(settings, benchmark, scenarios)
         nodes = [
             dict(node.get("Resources") or {}) for node in self.ray.nodes() if node.get("Alive")
@@ -200,7 +194,7 @@ class RayExecutor:
 
     def attempts(self, context: RunContext) -> RayAttempts:
         benchmark, agent, settings = context.benchmark, context.agent, context.settings
-        self.check(settings, benchmark, agent, context.store_url, context.scenarios())
+        self.check(context.proposed())
         self.queue, self.worker = context.writer.queue, context.writer.worker
         spec, shipped = self._ship(
             context.run, benchmark, agent, settings, context.scenario_ids, context.store_url
