@@ -172,7 +172,7 @@ class ScenarioVersions:
 
     changed: list[str]  # in both runs, with another scenario hash
     unknown: list[str]  # a run's attempt has no scenario hash (recorded before migration 0015)
-    shared: int  # scenarios in both runs
+    shared: int  # scenarios in both runs (not counted, 0, when whole_same)
     whole_same: bool  # the runs' whole-benchmark hashes are the same
 
     @property
@@ -184,7 +184,9 @@ class ScenarioVersions:
 def scenario_versions(baseline: _Side, side: _Side) -> ScenarioVersions:
     """The scenarios in both runs whose own content hash differs, and those that cannot be told
     (an attempt recorded before per-scenario hashes). Runs of the same whole-benchmark hash have
-    every scenario unchanged."""
+    every scenario unchanged (and their scenario hashes are not read)."""
+    if not version_differences(baseline.run, side.run):
+        return ScenarioVersions([], [], 0, True)
     return versions_between(
         baseline.run,
         side.run,
@@ -351,10 +353,13 @@ def _figures(
     return run_figures(run, chain, sums)
 
 
-def accuracy_interval(outcomes: Iterable[Outcome]) -> tuple[tuple[float, float] | None, str]:
+def accuracy_interval(outcomes: Collection[Outcome]) -> tuple[tuple[float, float] | None, str]:
     """A run's accuracy interval and how it was computed: Wilson's with one counted attempt per
     scenario; with epochs, the cluster-robust interval by scenario (a scenario's attempts are not
     independent trials), falling back to Wilson's when one scenario was counted."""
+    if len({outcome.epoch for outcome in outcomes}) < 2:  # one attempt per scenario
+        counted = [outcome.verdict for outcome in outcomes if _counted(outcome)]
+        return wilson_interval(counted.count("passed"), len(counted)), "wilson"
     clusters: dict[str, tuple[int, int]] = {}
     for outcome in outcomes:
         if _counted(outcome):
