@@ -2,7 +2,9 @@
 cache, fixes two bugs through `benchyard run BENCH --agent NAME` in the default bwrap sandbox with
 the default network (its model bridge only), against benchyard's fake model server with scripted
 replies; the verdicts are right, every model call the server saw is in the trajectory with its
-tokens and time to first token, and the run records the preset's package and version.
+tokens, time to first token and cost (from the project's prices), and so in `show`, the web UI's
+attempt page and the ATIF export; the run records the preset's package and version, and the real
+key is in none of the agent's output, trajectory or kept workdir.
 
 Codex CLI and Claude Code come from npm. `make test` installs the presets first (`benchyard
 agents install NAME`), so that the tests do not download during the run; without it the test
@@ -12,7 +14,9 @@ requests (`/v1/messages?beta=true`, a `system` message among its messages)."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +26,10 @@ import yaml
 from benchyard.agents.presets import PRESETS
 from benchyard.agents.presets.install import install
 from benchyard.providers.fake_server import FakeLLM
+from benchyard.runner.trajectory import Event
+from benchyard.store.records import AttemptRecord, RunRecord
 from benchyard.store.store import Store
+from tests.integration.web.support import served
 from tests.support import Cli, write_benchmark
 
 pytestmark = [
@@ -207,9 +214,24 @@ API = {
 }
 
 
+@pytest.fixture
+def kept() -> Iterator[list[Path]]:
+    """The directories a run kept its attempts' workdirs in (`--keep-workdirs`, under the default
+    work root: a longer one makes the bridge's socket path too long), removed at the end."""
+    directories: list[Path] = []
+    yield directories
+    for directory in directories:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
 @pytest.mark.parametrize("kind", list(SCRIPTS))
 def test_a_preset_fixes_bugs_through_the_bridge(
-    kind: str, cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    kind: str,
+    cli: Cli,
+    store: Store,
+    tmp_path: Path,
+    kept: list[Path],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     preset = PRESETS[kind]
     install(preset, preset.version)  # at once when `make test` installed it
@@ -217,9 +239,14 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     bench = _benchmark(tmp_path / "bench")
     with FakeLLM(SCRIPTS[kind]()) as llm:
         _project(cli.cwd, llm.url, kind)
-        result = cli("run", str(bench), "--agent", "coder", "--retries", "0", "-q")
+        result = cli(
+            "run", str(bench), "--agent", "coder", "--retries", "0", "-q", "--keep-workdirs"
+        )
         requests = list(llm.requests)
     assert result.exit_code in (0, 1) and "run " in result.output, result.output
+    kept_in = re.search(r"kept \d+ workdirs in (\S+)/work ", result.output)
+    assert kept_in, result.output
+    kept.append(Path(kept_in[1]))
     run = store.resolve_run("latest")
     attempts = store.attempts(run.id, with_evidence=True)
     verdicts = {a.scenario_id: (a.verdict, a.cause, (a.stderr or "")[-800:]) for a in attempts}
@@ -227,24 +254,104 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     assert {sid: v[0] for sid, v in verdicts.items()} == dict.fromkeys(BUGS, "passed"), verdicts
     assert run.agent_config["package"] == preset.package
     assert run.agent_config["version"] == preset.version
-    calls = [
-        event
-        for attempt in attempts
-        for event in attempt.trajectory or []
-        if event.data and event.data.get("via") == "bridge" and event.data.get("source") == "model"
-    ]
-    assert len(calls) == len(requests) == CALLS_PER_TASK[kind] * len(BUGS)
-    for event in calls:
+    calls = {attempt.scenario_id: _model_calls(attempt) for attempt in attempts}
+    every_call = [event for events in calls.values() for event in events]
+    assert len(every_call) == len(requests) == CALLS_PER_TASK[kind] * len(BUGS)
+    for event in every_call:
         assert event.tokens_in and event.tokens_out and event.ttft_sec is not None
+        assert event.cost_usd == pytest.approx(_priced(event))
         assert event.data and event.data["api"] == API[kind]
     for attempt in attempts:
         assert attempt.patch and "calc.py" in attempt.patch and ".aider" not in attempt.patch
-    # ATIF names the agent's version: the preset's package version
-    out = tmp_path / "atif"
+    _shown_by_show(cli, run, calls)
+    _shown_on_the_attempt_page(store, cli.cwd, attempts, calls)
+    _exported_as_atif(cli, run, preset.version, calls, tmp_path / "atif")
+    _key_nowhere(attempts, kept[0])
+
+
+def _model_calls(attempt: AttemptRecord) -> list[Event]:
+    """The model calls the bridge relayed in an attempt, in order."""
+    return [
+        event
+        for event in attempt.trajectory or []
+        if event.data and event.data.get("via") == "bridge" and event.data.get("source") == "model"
+    ]
+
+
+def _priced(event: Event) -> float:
+    """A call's cost at the project's prices for preset-model ($1 in, $2 out per Mtok)."""
+    return ((event.tokens_in or 0) * 1.0 + (event.tokens_out or 0) * 2.0) / 1e6
+
+
+def _figures(event: Event) -> tuple[int, int, str]:
+    return event.tokens_in or 0, event.tokens_out or 0, f"${event.cost_usd:.4f}"
+
+
+def _shown_by_show(cli: Cli, run: RunRecord, calls: dict[str, list[Event]]) -> None:
+    """`show RUN SCENARIO` gives each call's tokens, TTFT and cost on its line; as JSON, too."""
+    for scenario, events in calls.items():
+        shown = cli("show", run.id, scenario)
+        assert shown.exit_code == 0, shown.output
+        lines = re.findall(
+            r"\[(\d+)/(\d+) tok, ttft [\d.]+s, latency [\d.]+s, (\$[\d.]+)\]", shown.output
+        )
+        assert [(int(i), int(o), cost) for i, o, cost in lines] == list(map(_figures, events))
+        as_json = cli("show", run.id, scenario, "--format", "json")
+        assert as_json.exit_code == 0, as_json.output
+        (attempt,) = json.loads(as_json.output)["attempts"]
+        listed = [e for e in attempt["trajectory"] if e.get("data", {}).get("via") == "bridge"]
+        wanted = ("tokens_in", "tokens_out", "ttft_sec", "cost_usd")
+        assert [[e.get(name) for name in wanted] for e in listed] == [
+            [event.tokens_in, event.tokens_out, event.ttft_sec, event.cost_usd] for event in events
+        ]
+
+
+def _shown_on_the_attempt_page(
+    store: Store, workdir: Path, attempts: list[AttemptRecord], calls: dict[str, list[Event]]
+) -> None:
+    """The web UI's attempt page (the drawer) heads each call with its tokens, cost and TTFT."""
+    head = r'(\d+)/(\d+) tok</span>\s*<span class="small">(\$[\d.]+)</span>\s*<span class="small">TTFT '
+    with served(store, workdir) as server:
+        for attempt in attempts:
+            page = server.get(f"/attempts/{attempt.id}")
+            assert page.status_code == 200, page.text
+            heads = re.findall(head, page.text)
+            expected = list(map(_figures, calls[attempt.scenario_id]))
+            assert [(int(i), int(o), cost) for i, o, cost in heads] == expected
+
+
+def _exported_as_atif(
+    cli: Cli, run: RunRecord, version: str, calls: dict[str, list[Event]], out: Path
+) -> None:
+    """Each call is an agent step with its tokens, cost and TTFT, under the agent's name and
+    version (the preset's package version)."""
     assert cli("export", run.id, "--format", "atif", "-o", str(out)).exit_code == 0
-    entry = json.loads((out / "index.json").read_text())["trajectories"][0]
-    document = json.loads((out / entry["file"]).read_text())
-    assert document["agent"]["version"] == preset.version
+    for entry in json.loads((out / "index.json").read_text())["trajectories"]:
+        document = json.loads((out / entry["file"]).read_text())
+        assert document["agent"]["name"] == run.agent_name
+        assert document["agent"]["version"] == version
+        metrics = [step["metrics"] for step in document["steps"] if "metrics" in step]
+        assert metrics == [
+            {
+                "prompt_tokens": event.tokens_in,
+                "completion_tokens": event.tokens_out,
+                "cost_usd": event.cost_usd,
+                "extra": {"ttft_sec": event.ttft_sec, "latency_sec": event.latency_sec},
+            }
+            for event in calls[entry["scenario_id"]]
+        ]
+
+
+def _key_nowhere(attempts: list[AttemptRecord], work_root: Path) -> None:
+    """The real key reached neither the agent's output and trajectory nor its workdir."""
+    for attempt in attempts:
+        trajectory = json.dumps([event.to_dict() for event in attempt.trajectory or []])
+        for text in (attempt.stdout, attempt.stderr, attempt.answer, attempt.patch, trajectory):
+            assert REAL_KEY not in (text or "")
+    kept = [path for path in work_root.rglob("*") if path.is_file() and not path.is_symlink()]
+    assert kept, f"no workdir kept under {work_root}"
+    for path in kept:
+        assert REAL_KEY.encode() not in path.read_bytes(), path
 
 
 def test_agents_lists_the_kinds_and_every_preset(cli: Cli) -> None:

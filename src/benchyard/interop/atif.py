@@ -1,7 +1,8 @@
 """Attempts as Harbor's Agent Trajectory Interchange Format (ATIF v1.4): one JSON file per final
 attempt, its steps the trajectory's messages (system, user, agent), each agent step carrying its
 model, the tool calls its model asked for, benchyard served or the agent reported (each once) and
-their results as its observation, and its tokens and cost as metrics; the verdict, score, cause
+their results as its observation, and its tokens and cost as metrics (its time to first token and
+latency in the metrics' `extra`); the verdict, score, cause
 and checks in `extra`. An `index.json` beside them lists each
 file with its scenario, epoch and verdict."""
 
@@ -128,7 +129,7 @@ class _Steps:
                 step["model_name"] = data["model"]
             if event.reasoning:
                 step["reasoning_content"] = event.reasoning
-            metrics = _metrics(event.tokens_in, event.tokens_out, event.cost_usd)
+            metrics = _metrics(event)
             if metrics:
                 step["metrics"] = metrics
         self.steps.append(step)
@@ -177,15 +178,18 @@ class _Steps:
             owner.setdefault("observation", {"results": []})["results"].append(result)
 
 
-def _metrics(tokens_in: int | None, tokens_out: int | None, cost: float | None) -> dict[str, Any]:
-    metrics: dict[str, Any] = {}
-    if tokens_in is not None:
-        metrics["prompt_tokens"] = tokens_in
-    if tokens_out is not None:
-        metrics["completion_tokens"] = tokens_out
-    if cost is not None:
-        metrics["cost_usd"] = cost
-    return metrics
+def _metrics(event: Event) -> dict[str, Any]:
+    """A model call's tokens and cost, and its time to first token and latency in `extra` (ATIF
+    has no field of its own for them), as far as known."""
+    known = {
+        "prompt_tokens": event.tokens_in,
+        "completion_tokens": event.tokens_out,
+        "cost_usd": event.cost_usd,
+    }
+    timing = {"ttft_sec": event.ttft_sec, "latency_sec": event.latency_sec}
+    metrics = {name: value for name, value in known.items() if value is not None}
+    extra = {name: value for name, value in timing.items() if value is not None}
+    return {**metrics, "extra": extra} if extra else metrics
 
 
 def write_trajectories(source: RunSource, directory: Path) -> list[Path]:

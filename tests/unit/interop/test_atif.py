@@ -54,6 +54,20 @@ def test_a_served_call_is_the_models_own_call_not_a_second_one() -> None:
     ]
 
 
+def test_a_calls_time_to_first_token_and_latency_are_in_its_metrics_extra() -> None:
+    """ATIF has no field for a call's TTFT or latency: they go in its metrics' `extra` (they were
+    dropped), beside its tokens and cost."""
+    call = message("assistant", "done", tokens_in=12, tokens_out=3, data={"source": "model"})
+    call.cost_usd, call.ttft_sec, call.latency_sec = 0.0004, 0.21, 1.3
+    steps = exported([message("user", "go"), call], answer="done")["steps"]
+    assert steps[1]["metrics"] == {
+        "prompt_tokens": 12,
+        "completion_tokens": 3,
+        "cost_usd": 0.0004,
+        "extra": {"ttft_sec": 0.21, "latency_sec": 1.3},
+    }
+
+
 def test_calls_the_agent_ran_itself_are_kept() -> None:
     """A model bridge records the calls the model asked for, which the agent ran itself; an agent
     reports its own in its trajectory file: both are in the export (they were dropped)."""
