@@ -143,26 +143,35 @@ def register_secrets(config: ProjectConfig) -> None:
     header variables (also of providers written inline), literal credential headers, and the host
     variables agents are given by `pass_env`."""
     from benchyard import secrets
-    from benchyard.providers.config import register_provider_secrets
 
     declared = [config.judge or {}, *config.agents.values()]
     inline = [d["provider"] for d in declared if isinstance(d.get("provider"), dict)]
-    for provider in [*config.providers.values(), *inline]:
-        register_provider_secrets(provider)
+    _register_provider_secrets([*config.providers.values(), *inline])
     for agent in config.agents.values():
         names = agent.get("pass_env")
         if isinstance(names, list):
             secrets.register_variables(str(name) for name in names)
 
 
+def _register_provider_secrets(providers: list[dict[str, Any]]) -> None:
+    """Register the providers' secrets; their module is imported only when there are some."""
+    if not providers:
+        return
+    from benchyard.providers.config import register_provider_secrets
+
+    for provider in providers:
+        register_provider_secrets(provider)
+
+
 def recorded_run(run: RunRecord) -> RunRecord:
     """`run` as it is recorded: the values of configured secrets scrubbed from its agent's
     configuration and settings, and the judge's credential headers redacted."""
     from benchyard import secrets
-    from benchyard.providers.config import redacted_model_config
 
     settings = dict(run.settings)
     if isinstance(settings.get("judge"), dict):
+        from benchyard.providers.config import redacted_model_config
+
         settings["judge"] = redacted_model_config(settings["judge"])
     run.agent_config = secrets.scrub_value(run.agent_config)
     run.settings = secrets.scrub_value(settings)
@@ -170,7 +179,10 @@ def recorded_run(run: RunRecord) -> RunRecord:
 
 
 def judge_for(config: ProjectConfig) -> dict[str, Any] | None:
-    """The judge model declared in benchyard.yaml, as a run records it (None without one)."""
+    """The judge model declared in benchyard.yaml, as a run records it (None without one: the
+    provider client is then not imported)."""
+    if config.judge is None:
+        return None
     from benchyard.providers.judge import judge_settings
 
     return judge_settings(config.judge, config.providers, config.prices)

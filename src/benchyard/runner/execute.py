@@ -14,7 +14,7 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -23,7 +23,6 @@ from benchyard.agents.base import Agent, AgentResult, AgentTask
 from benchyard.backoff import MAX_BACKOFF_SEC, backoff_delay
 from benchyard.bridge.ledger import RunSpend
 from benchyard.importers.metrics import run_settings_provenance
-from benchyard.providers.judge import build_judge
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
 from benchyard.runner.isolation import egress_for, open_sandbox, request_for
@@ -45,6 +44,9 @@ from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 from benchyard.store.queue import ClaimedAttempt, Queue, WorkerIdentity, WriteOutcome
 from benchyard.store.records import AttemptRecord, RunRecord
+
+if TYPE_CHECKING:
+    from benchyard.providers.judge import Judge
 
 FLUSH_EVERY = 256
 FLUSH_INTERVAL_SEC = 0.25
@@ -208,6 +210,15 @@ class RunContext:
         )
 
 
+def _judge(settings: dict[str, Any] | None) -> Judge | None:
+    """The judge a run recorded, or None; its provider client is imported only for a run with one."""
+    if not settings:
+        return None
+    from benchyard.providers.judge import build_judge
+
+    return build_judge(settings)
+
+
 class _AttemptExecutor:
     run_spend: RunSpend | None = None  # the run's spend under --budget, for tries in this process
 
@@ -218,7 +229,7 @@ class _AttemptExecutor:
             context.settings, context.benchmark, context.agent, context.store_url, chosen
         )
         self.egress = egress_for(context.settings, context.store_url)
-        self.judge = build_judge(context.settings.judge)
+        self.judge = _judge(context.settings.judge)
 
     def _bind(self, context: RunContext) -> None:
         """What every executor of a run's attempts holds, wherever its tries run."""

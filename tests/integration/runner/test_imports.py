@@ -42,7 +42,9 @@ UNUSED_BY_A_PLAIN_RUN = (
     "benchyard.automation.webhooks",
     "benchyard.checks.judge",
     "benchyard.checks.patch_scan",
+    "benchyard.providers.client",  # the judge's: imported only for a run with a judge
     "benchyard.providers.http_server",
+    "benchyard.providers.judge",
     "croniter",
     "dateutil",
 )
