@@ -214,12 +214,15 @@ def enqueue_run(
     limit: int | None = None,
     timeout_sec: float | None = None,
     sandbox: str | None = None,
+    network: str | None = None,
     allow_network: bool = False,
 ) -> dict[str, Any]:
     """Queue a run as `benchyard run BENCHMARK --agent AGENT --enqueue` does: only an agent
-    declared in benchyard.yaml (or the oracle), never unsandboxed."""
+    declared in benchyard.yaml (or the oracle), never unsandboxed; `network` as `--network`
+    (`allow_network`: its alias of `all`)."""
     from benchyard.runner.api import enqueue, judge_for, plan_run, resolve_agent
     from benchyard.runner.execute import RunSettings
+    from benchyard.sandbox.network import NetworkSpecError, requested_network
     from benchyard.sandbox.registry import default_sandbox_name
 
     _writable(workspace)
@@ -233,6 +236,10 @@ def enqueue_run(
         raise AssistantRefused("an assistant cannot run a benchmark unsandboxed (--sandbox none)")
     if not 1 <= epochs <= 100:
         raise AssistantRefused("epochs: 1 to 100")
+    try:
+        asked_network = requested_network(network, allow_network)
+    except NetworkSpecError as error:
+        raise AssistantRefused(f"network: {error}") from None
     chosen = resolve_agent(workspace.config, agent, None)
     loaded = benchmark_by_name(workspace, benchmark)
     settings = RunSettings(
@@ -243,7 +250,7 @@ def enqueue_run(
         judge=judge_for(workspace.config),
         sandbox=sandbox or default_sandbox_name(),
         allow_unsandboxed=False,
-        allow_network=allow_network,
+        network=asked_network,
     )
     plan = plan_run(loaded, settings)
     run = enqueue(workspace.store, loaded, chosen, plan, settings, agent_repo=workspace.agent_repo)

@@ -141,8 +141,15 @@ def build_server(workspace: Workspace) -> MCPServer:
         limit: Annotated[int | None, Field(ge=1)] = None,
         timeout_sec: Annotated[float | None, Field(gt=0)] = None,
         sandbox: Annotated[str | None, Field(description="bwrap or docker.")] = None,
+        network: Annotated[
+            str | None,
+            Field(
+                description="As `run --network`: none, bridge (the default: its model only), all "
+                "(the host's network) or HOST:PORT,... (its model and those; never the store)."
+            ),
+        ] = None,
         allow_network: Annotated[
-            bool, Field(description="Let the agent's command reach the network.")
+            bool, Field(description="An alias of network 'all', as before `network`.")
         ] = False,
     ) -> dict[str, Any]:
         """Queue a run of a declared agent; a `benchyard worker` executes it. Returns the run id
@@ -157,6 +164,7 @@ def build_server(workspace: Workspace) -> MCPServer:
             limit=limit,
             timeout_sec=timeout_sec,
             sandbox=sandbox,
+            network=network,
             allow_network=allow_network,
         )
 

@@ -61,6 +61,17 @@ def canonical_network(network: str) -> str:
     return ",".join(map(str, parse_destinations(network)))
 
 
+def requested_network(network: str | None, allow_network: bool) -> str:
+    """The network a queued run asks for with `network` and its alias `allow_network` (`all`),
+    written one way; `bridge` when neither is given. NetworkSpecError when they disagree or
+    `network` is neither a mode nor HOST:PORT,..."""
+    if allow_network and network not in (None, "", "all"):
+        raise NetworkSpecError(
+            f"allow_network means network all, not network {network}: give one of them"
+        )
+    return "all" if allow_network else canonical_network(network or "bridge")
+
+
 def parse_destinations(network: str) -> tuple[Destination, ...]:
     """`HOST:PORT,...` as destinations, each once, in order; NetworkSpecError naming the first
     bad entry."""

@@ -38,7 +38,8 @@ class RunRequest:
     concurrency: int = 8
     sandbox: str | None = None
     allow_unsandboxed: bool = False
-    allow_network: bool = False
+    network: str | None = None  # as --network: none, bridge (None), all or HOST:PORT,...
+    allow_network: bool = False  # network `all`, as before `network`
 
 
 def enqueue_run(
@@ -47,8 +48,13 @@ def enqueue_run(
     """Plan the run as `benchyard run --enqueue` does and put it in the queue."""
     from benchyard.benchmarks.loader import load_benchmark
     from benchyard.runner.api import enqueue, judge_for, plan_run, resolve_agent
+    from benchyard.sandbox.network import NetworkSpecError, requested_network
     from benchyard.sandbox.registry import default_sandbox_name
 
+    try:
+        network = requested_network(request.network, request.allow_network)
+    except NetworkSpecError as error:
+        raise ActionRefused(f"network: {error}") from None
     agent = resolve_agent(config, request.agent, None)
     benchmark = load_benchmark(request.benchmark_path)
     settings = RunSettings(
@@ -60,7 +66,7 @@ def enqueue_run(
         judge=judge_for(config),
         sandbox=request.sandbox or default_sandbox_name(),
         allow_unsandboxed=request.allow_unsandboxed,
-        allow_network=request.allow_network,
+        network=network,
     )
     plan = plan_run(benchmark, settings)
     return enqueue(store, benchmark, agent, plan, settings, agent_repo=agent_repo)

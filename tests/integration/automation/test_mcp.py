@@ -19,6 +19,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import create_mcp_http_client, streamable_http_client
 
+from benchyard.automation.assistant import Workspace
+from benchyard.config import ProjectConfig
+from benchyard.mcp_server.server import build_server
 from benchyard.store.store import Store
 from benchyard.web.tokens import new_token
 from tests.integration.queue.helpers import WorkerProcess
@@ -173,6 +176,35 @@ async def test_an_assistant_lists_queues_a_run_a_worker_finishes_and_reads_its_r
         again = await call(client, "run_enqueue", benchmark="webbench", agent="oracle")
         refused = await refusal(client, "runs_compare", baseline=run_id, run=again["run_id"])
         assert f"run {again['run_id'][:8]} is partial: 0 of its 4 planned attempts" in refused
+
+
+async def test_run_enqueue_takes_the_network_as_run_does(project: Path, store: Store) -> None:
+    """`network` takes what `run --network` takes, written one way; `allow_network` is its alias
+    of `all`; a bad value or the two disagreeing is refused, and nothing is queued."""
+    config = ProjectConfig(agents={"mine": {"kind": "command", "command": "echo right"}})
+    workspace = Workspace(
+        store=store, config=config, benchmark_dirs=(project.parent,), agent_repo=project
+    )
+    async with Client(build_server(workspace)) as client:
+        for given, recorded in (
+            ({}, "bridge"),
+            ({"network": "none"}, "none"),
+            ({"network": "API.example.com:443, api.example.com:443"}, "api.example.com:443"),
+            ({"allow_network": True}, "all"),
+        ):
+            queued = await call(
+                client, "run_enqueue", benchmark="webbench", agent="oracle", **given
+            )
+            assert store.get_run(queued["run_id"]).settings["network"] == recorded
+        before = len(store.list_runs())
+        for given, words in (
+            ({"network": "example.com"}, "network: 'example.com' is not HOST:PORT"),
+            ({"network": "none", "allow_network": True}, "give one of them"),
+        ):
+            assert words in await refusal(
+                client, "run_enqueue", benchmark="webbench", agent="oracle", **given
+            )
+        assert len(store.list_runs()) == before
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])

@@ -84,6 +84,34 @@ def test_queueing_answers_json_and_refuses_what_the_library_refuses(
     assert html.status_code == 400 and "refused: " in html.text and "nobody" in html.text
 
 
+def test_the_form_takes_the_network_as_run_does(
+    server: ServerThread, filled: Filled, store: Store
+) -> None:
+    """`network` takes what `run --network` takes, written one way; `allow_network` is its alias
+    of `all`; a bad value or the two disagreeing is refused, and nothing is queued."""
+    client = browser_client(server)
+    token = {"x-csrf-token": csrf_of(client), "accept": "application/json"}
+    form = {"benchmark": "webbench", "agent": "oracle"}
+    for given, recorded in (
+        ({}, "bridge"),
+        ({"network": "none"}, "none"),
+        ({"network": "API.example.com:443, api.example.com:443"}, "api.example.com:443"),
+        ({"allow_network": "true"}, "all"),
+    ):
+        queued = client.post("/api/queue/runs", data={**form, **given}, headers=token)
+        assert queued.status_code == 200, queued.text
+        assert store.get_run(queued.json()["run_id"]).settings["network"] == recorded
+    before = _count(store, runs)
+    for given, words in (
+        ({"network": "example.com"}, "network: 'example.com' is not HOST:PORT"),
+        ({"network": "none", "allow_network": "true"}, "give one of them"),
+    ):
+        refused = client.post("/api/queue/runs", data={**form, **given}, headers=token)
+        assert refused.status_code == 400 and words in refused.json()["message"], refused.text
+    assert _count(store, runs) == before
+    assert 'name="network"' in client.get("/queue").text
+
+
 def test_rerun_queues_the_failed_attempts_linked_to_their_run(
     server: ServerThread, filled: Filled, store: Store
 ) -> None:

@@ -166,6 +166,7 @@ def queue_run(
     concurrency: Annotated[int, Form(ge=1, le=1024)] = 8,
     sandbox: Annotated[str, Form()] = "",
     allow_unsandboxed: Annotated[bool, Form()] = False,
+    network: Annotated[str, Form()] = "",
     allow_network: Annotated[bool, Form()] = False,
 ) -> Response:
     """Queue a run, as `benchyard run BENCHMARK --agent AGENT --enqueue` would."""
@@ -187,6 +188,7 @@ def queue_run(
                 concurrency=concurrency,
                 sandbox=sandbox or None,
                 allow_unsandboxed=allow_unsandboxed,
+                network=network.strip() or None,
                 allow_network=allow_network,
             ),
             agent_repo=state.workdir,
