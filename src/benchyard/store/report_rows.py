@@ -1,7 +1,8 @@
 """What a streamed run report reads beside its aggregates: the figures' tallies without the web
 UI's review-flag counts, and the final attempts that raise a review flag, with only the columns
 and the check results that report/flags.py decides them on, one row at a time in code point
-order of scenario (Python's order of strings, in which the report sorts its flags)."""
+order of scenario (Python's order of strings, in which the report sorts its flags); and the
+verdict groups and median duration that `history` takes a run's figures from."""
 
 from __future__ import annotations
 
