@@ -103,12 +103,18 @@ def _project(work: Path, url: str, kind: str) -> None:
     (work / "benchyard.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
 
 
+def _fix(sed: str) -> str:
+    """The shell command that fixes a bug, then prints the agent's environment: its output goes
+    to the model, so the trajectory shows the real key was not in it."""
+    return f"sed -i '{sed}' calc.py && env"
+
+
 def _mini_swe_agent_script() -> dict[str, Any]:
     """mini-swe-agent calls a `bash` tool: first the fix, then its command to submit (the
     observation of the fix, `"returncode": 0`, is the last message then)."""
     fixes = [
         {"match": task, "content": "Fixing it.", "tool_calls": [
-            {"name": "bash", "arguments": {"command": f"sed -i '{sed}' calc.py"}}]}
+            {"name": "bash", "arguments": {"command": _fix(sed)}}]}
         for task, sed, _ in BUGS.values()
     ]  # fmt: skip
     submit = {
@@ -140,7 +146,7 @@ def _codex_script() -> dict[str, Any]:
     with a message once the command's output (its last input item) says it exited with 0."""
     fixes = [
         {"match": task, "content": "Fixing it.", "tool_calls": [
-            {"name": "exec_command", "arguments": {"cmd": f"sed -i '{sed}' calc.py"}}]}
+            {"name": "exec_command", "arguments": {"cmd": _fix(sed)}}]}
         for task, sed, _ in BUGS.values()
     ]  # fmt: skip
     return {"replies": [*fixes, {"match": "exited with code 0", "content": "Fixed."}]}
@@ -151,7 +157,7 @@ def _claude_code_script() -> dict[str, Any]:
     with a message (the reply to anything else: the command's empty output)."""
     fixes = [
         {"match": task, "content": "Fixing it.", "tool_calls": [
-            {"name": "Bash", "arguments": {"command": f"sed -i '{sed}' calc.py",
+            {"name": "Bash", "arguments": {"command": _fix(sed),
                                            "description": "Fix the bug"}}]}
         for task, sed, _ in BUGS.values()
     ]  # fmt: skip
@@ -179,7 +185,7 @@ def _opencode_script() -> dict[str, Any]:
     its `bash` tool with the fix, then ends its turn with a message."""
     fixes = [
         {"match": task, "content": "Fixing it.", "tool_calls": [
-            {"name": "bash", "arguments": {"command": f"sed -i '{sed}' calc.py",
+            {"name": "bash", "arguments": {"command": _fix(sed),
                                            "description": "Fix the bug"}}]}
         for task, sed, _ in BUGS.values()
     ]  # fmt: skip
@@ -203,6 +209,8 @@ CALLS_PER_TASK = {
     "qwen-code": 2,
     "opencode": 3,  # its title first
 }
+# the presets whose fix is `_fix`'s command (aider's is an edit; qwen-code's runs Python)
+PRINT_THEIR_ENVIRONMENT = {"mini-swe-agent", "codex", "claude-code", "opencode"}
 # the API each speaks, as the bridge saw it
 API = {
     "mini-swe-agent": "chat",
@@ -266,7 +274,7 @@ def test_a_preset_fixes_bugs_through_the_bridge(
     _shown_by_show(cli, run, calls)
     _shown_on_the_attempt_page(store, cli.cwd, attempts, calls)
     _exported_as_atif(cli, run, preset.version, calls, tmp_path / "atif")
-    _key_nowhere(attempts, kept[0])
+    _key_nowhere(attempts, kept[0], environment_shown=kind in PRINT_THEIR_ENVIRONMENT)
 
 
 def _model_calls(attempt: AttemptRecord) -> list[Event]:
@@ -342,10 +350,12 @@ def _exported_as_atif(
         ]
 
 
-def _key_nowhere(attempts: list[AttemptRecord], work_root: Path) -> None:
-    """The real key reached neither the agent's output and trajectory nor its workdir."""
+def _key_nowhere(attempts: list[AttemptRecord], work_root: Path, environment_shown: bool) -> None:
+    """The real key reached neither the agent's output and trajectory (with the environment its
+    command printed, where it printed it) nor its workdir."""
     for attempt in attempts:
         trajectory = json.dumps([event.to_dict() for event in attempt.trajectory or []])
+        assert not environment_shown or "PATH=" in trajectory, "no environment printed"
         for text in (attempt.stdout, attempt.stderr, attempt.answer, attempt.patch, trajectory):
             assert REAL_KEY not in (text or "")
     kept = [path for path in work_root.rglob("*") if path.is_file() and not path.is_symlink()]
