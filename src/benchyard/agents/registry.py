@@ -5,15 +5,19 @@ agents/presets/ (`mini-swe-agent`, `aider`, `codex`,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from importlib.metadata import entry_points
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from benchyard.agents.base import Agent
 from benchyard.agents.presets.definitions import PRESETS
 from benchyard.errors import BenchyardError, field_problems
+
+if TYPE_CHECKING:
+    from benchyard.agents.command import CommandAgent
 
 ENTRY_POINT_GROUP = "benchyard.agents"
 AgentFactory = Callable[[str, dict[str, Any]], Agent]
@@ -75,3 +79,10 @@ def build_agent(name: str, config: dict[str, Any]) -> Agent:
         return factory(name, config)
     except ValidationError as error:
         raise AgentConfigError(f"agent '{name}': {field_problems(error)}") from None
+
+
+def as_command_agent(agent: Agent) -> CommandAgent | None:
+    """`agent` when it is a command agent (presets included), else None. A command agent was built
+    by its module, so a run of another agent does not import that module to tell."""
+    command = sys.modules.get("benchyard.agents.command")
+    return agent if command is not None and isinstance(agent, command.CommandAgent) else None

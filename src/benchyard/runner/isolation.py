@@ -156,14 +156,17 @@ def egress_for(settings: RunSettings, store_url: str | None) -> Egress | None:
 
 def refuse_store_url(agent: Agent, store_url: str | None) -> None:
     """AgentConfigError when a command agent would be given `store_url` (or BENCHYARD_DB)."""
-    from benchyard.agents.command import STORE_VARIABLE, CommandAgent
-    from benchyard.agents.registry import AgentConfigError
+    from benchyard.agents.registry import AgentConfigError, as_command_agent
 
-    if isinstance(agent, CommandAgent):
-        stores = [store_url, os.environ.get(STORE_VARIABLE)]
-        problem = agent.config.store_url_problem(stores) or _store_in_variables(agent, stores)
-        if problem:
-            raise AgentConfigError(f"agent '{agent.name}': {problem}")
+    command_agent = as_command_agent(agent)
+    if command_agent is None:
+        return
+    from benchyard.agents.command import STORE_VARIABLE  # imported already: it built the agent
+
+    stores = [store_url, os.environ.get(STORE_VARIABLE)]
+    problem = command_agent.config.store_url_problem(stores) or _store_in_variables(agent, stores)
+    if problem:
+        raise AgentConfigError(f"agent '{agent.name}': {problem}")
 
 
 def _store_in_variables(agent: Agent, store_urls: Sequence[str | None]) -> str | None:

@@ -52,11 +52,12 @@ SANDBOXES_ON_THIS_HOST = frozenset({"bwrap", "none"})
 
 def refuse_unrunnable_agent(agent: Agent, sandbox: str) -> None:
     """Refuse (RunRefused, exit 2) a command agent whose program cannot be found or run."""
-    from benchyard.agents.command import CommandAgent
+    from benchyard.agents.registry import as_command_agent
 
-    if not isinstance(agent, CommandAgent) or sandbox not in SANDBOXES_ON_THIS_HOST:
+    command_agent = as_command_agent(agent)
+    if command_agent is None or sandbox not in SANDBOXES_ON_THIS_HOST:
         return
-    problem = command_problem(agent.config.command, agent.config.env)
+    problem = command_problem(command_agent.config.command, command_agent.config.env)
     if problem is not None:
         raise RunRefused(f"the agent's command cannot run: {problem}")
 

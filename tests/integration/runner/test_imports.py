@@ -37,12 +37,14 @@ OTHER_COMMAND_MODULES = (
 )
 # What a run of an in-process agent, without a schedule, a webhook or a judge, never needs.
 UNUSED_BY_A_PLAIN_RUN = (
+    "benchyard.agents.command",  # a command agent is told apart without importing its module
     "benchyard.agents.tool_server",  # a command agent's tools
     "benchyard.automation.cron",
     "benchyard.automation.webhooks",
     "benchyard.checks.judge",
     "benchyard.checks.patch_scan",
     "benchyard.providers.client",  # the judge's: imported only for a run with a judge
+    "benchyard.providers.config",  # no providers in benchyard.yaml
     "benchyard.providers.http_server",
     "benchyard.providers.judge",
     "croniter",
