@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from benchyard.bridge.server import MAX_SOCKET_PATH, RELAY_PYTHON
-from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.bridge.server import RELAY_PYTHON
+from benchyard.providers.http_server import unix_listener
 from benchyard.runner.trajectory import Event
 from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.network import Destination, Egress, NetworkSpecError, destination
@@ -314,13 +314,9 @@ async def serve_egress(
 
 
 async def _listen_unix(proxy: EgressProxy, socket_path: Path) -> asyncio.Server:
-    if len(str(socket_path)) > MAX_SOCKET_PATH:
-        raise AttemptFailure(
-            FailureKind.SANDBOX_START,
-            f"the egress proxy's socket path {socket_path} is {len(str(socket_path))} bytes, over "
-            f"the {MAX_SOCKET_PATH} a Unix socket's path can hold: give a shorter --work-root",
-        )
-    server = await asyncio.start_unix_server(proxy.handle, str(socket_path), limit=HEAD_LIMIT)
+    server = await asyncio.start_unix_server(
+        proxy.handle, sock=unix_listener(socket_path), limit=HEAD_LIMIT
+    )
     sandbox_user().hand_socket(socket_path)
     return server
 

@@ -19,6 +19,7 @@ import sys
 
 CHUNK = 65536
 POLL_SEC = 0.05
+SUN_PATH_MAX = 107  # the bytes of a Unix socket's path an address holds, less its NUL
 
 
 class Pair:
@@ -85,11 +86,20 @@ def relay(listener: socket.socket, path: str, child: subprocess.Popen[bytes]) ->
     return child.returncode
 
 
+def address(path: str) -> str:
+    """The socket's address: its path, or, when the path is longer than an address holds, the path
+    through a descriptor of its directory (kept open for the relay's life, not inherited)."""
+    if len(os.fsencode(path)) <= SUN_PATH_MAX:
+        return path
+    directory = os.open(os.path.dirname(path), os.O_PATH | os.O_DIRECTORY)
+    return f"/proc/self/fd/{directory}/{os.path.basename(path)}"
+
+
 def main(argv: list[str]) -> int:
     if len(argv) < 5 or argv[3] != "--":
         sys.stderr.write("usage: relay.py SOCKET PORT -- COMMAND...\n")
         return 2
-    path, port, command = argv[1], int(argv[2]), argv[4:]
+    path, port, command = address(argv[1]), int(argv[2]), argv[4:]
     listener = socket.create_server(("127.0.0.1", port))
     child = subprocess.Popen(command)  # the agent's own command, in its sandbox
     for forwarded in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):

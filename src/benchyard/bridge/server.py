@@ -53,7 +53,6 @@ SOCKET_NAME = "bridge.sock"
 RELAY_NAME = "bridge_relay.py"
 RELAY_PORT = 18080  # in the sandbox's own network namespace: no other process listens there
 RELAY_PYTHON = "/usr/bin/python3"  # the sandbox's system interpreter
-MAX_SOCKET_PATH = 100  # sun_path holds 108 bytes
 MAX_CONNECTIONS = 32
 SOURCE = "bridge"
 TOKEN_PREFIX = "benchyard-bridge-"
@@ -320,12 +319,6 @@ async def serve_bridge(
 async def _listen_relayed(
     server: LoopbackServer, socket_path: Path, io_dir: Path
 ) -> tuple[str, ...]:
-    if len(str(socket_path)) > MAX_SOCKET_PATH:
-        raise AttemptFailure(
-            FailureKind.SANDBOX_START,
-            f"the model bridge's socket path {socket_path} is {len(str(socket_path))} bytes, over "
-            f"the {MAX_SOCKET_PATH} a Unix socket's path can hold: give a shorter --work-root",
-        )
     await server.listen_unix(socket_path)
     sandbox_user().hand_socket(socket_path)
     relay = io_dir / RELAY_NAME

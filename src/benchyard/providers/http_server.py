@@ -143,6 +143,30 @@ class ConnectionLimit:
         self.open -= 1
 
 
+SUN_PATH_MAX = 107  # the bytes of a Unix socket's path an address holds, less its NUL
+
+
+def unix_listener(path: Path) -> socket.socket:
+    """A listening Unix socket at `path`, however long: a path over SUN_PATH_MAX is bound through
+    a descriptor of its directory (/proc/self/fd/N/NAME), as the relay in the sandbox connects."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    directory = None
+    try:
+        address = str(path)
+        if len(os.fsencode(address)) > SUN_PATH_MAX:
+            directory = os.open(path.parent, os.O_PATH | os.O_DIRECTORY)
+            address = f"/proc/self/fd/{directory}/{path.name}"
+        listener.bind(address)
+        listener.listen(BACKLOG)
+    except OSError:
+        listener.close()
+        raise
+    finally:
+        if directory is not None:
+            os.close(directory)
+    return listener
+
+
 class LoopbackServer:
     """Serves `handler` on 127.0.0.1 (a free port unless given) and/or a Unix socket; with a
     `limit` on the connections open at once and a `request_timeout_sec` per request when given."""
@@ -172,14 +196,7 @@ class LoopbackServer:
         with contextlib.suppress(FileNotFoundError):
             if stat.S_ISSOCK(os.lstat(path).st_mode):
                 path.unlink()  # a socket left behind: nobody listens on it any more
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            listener.bind(str(path))
-            listener.listen(BACKLOG)
-        except OSError:
-            listener.close()
-            raise
-        self._serve(listener)
+        self._serve(unix_listener(path))
 
     async def close(self) -> None:
         loop = asyncio.get_running_loop()

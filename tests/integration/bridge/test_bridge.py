@@ -205,6 +205,24 @@ def test_a_provider_down_mid_attempt_is_an_uncounted_error(
     assert len(_bridged(attempt)) == 1  # the call that came back is kept
 
 
+@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
+def test_a_work_root_too_long_for_a_socket_address_still_reaches_the_bridge(
+    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
+) -> None:
+    if sandbox == "docker" and not _docker_works():
+        pytest.skip("no docker engine answers")
+    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
+    work_root = tmp_path / ("a-project-directory-with-a-long-name-" * 3)
+    work_root.mkdir()
+    assert len(str(work_root)) > 108  # the bridge's socket under it could not be an address
+    with FakeLLM(SCRIPT) as llm:
+        attempt = _attempt(
+            cli, store, tmp_path, llm, "--sandbox", sandbox, "--work-root", str(work_root)
+        )
+    assert attempt.verdict == "passed", (attempt.cause, attempt.stderr)
+    assert len(_bridged(attempt)) == 2
+
+
 # An agent that fails and replaces its bridge's socket with a directory, hoping the harness
 # trips over it at the attempt's end and records an uncounted error instead of its failure.
 PLANTER = r"""
@@ -476,5 +494,6 @@ def test_attempts_running_together_share_the_run_budget(
     assert attempts["cheap"].verdict == "passed", attempts["cheap"].cause
     assert {attempts[name].failure_kind for name in ("two", "three")} == {"run_budget"}
     spent = sum(attempt.cost_usd or 0 for attempt in attempts.values())
-    assert 0.0105 < spent <= 0.0105 + 2 * 0.001 + 1e-9  # at most one call per attempt running
-    assert min(attempts["two"].cost_usd or 0, attempts["three"].cost_usd or 0) > 0
+    # At most one call per attempt running; on a loaded machine one of the two may spend the rest
+    # of the budget before the other's first call, which the bridge then refuses.
+    assert 0.0105 < spent <= 0.0105 + 2 * 0.001 + 1e-9

@@ -205,3 +205,20 @@ async def test_closing_the_proxy_ends_an_open_tunnel_quietly(
     await asyncio.sleep(0.1)  # the loop runs the stream server's callbacks
     assert [r.getMessage() for r in caplog.records if r.levelname == "ERROR"] == []
     assert "tunnel to" in trajectory[0].content
+
+
+async def test_a_socket_path_longer_than_an_address_is_served(tmp_path: Path) -> None:
+    from benchyard.bridge.relay import address
+
+    io_dir = tmp_path / ("a-long-io-directory-name-" * 4)
+    io_dir.mkdir()
+    async with serve_egress(Egress((Destination("127.0.0.1", 1),)), io_dir, [], own_network=True):
+        path = str(io_dir / "egress.sock")
+        assert len(path) > 108
+        client = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        client.setblocking(False)
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(client, address(path))  # as the relay in the sandbox does
+        await loop.sock_sendall(client, b"CONNECT example.org:443 HTTP/1.1\r\n\r\n")
+        assert (await asyncio.wait_for(loop.sock_recv(client, 100), 30)).startswith(b"HTTP/1.1 403")
+        client.close()
