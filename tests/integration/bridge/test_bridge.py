@@ -126,6 +126,14 @@ def _docker_works() -> bool:
     return True
 
 
+@pytest.fixture(params=["bwrap", "docker"])
+def sandbox(request: pytest.FixtureRequest) -> str:
+    """Each sandbox that runs an agent without the host's network."""
+    if request.param == "docker" and not _docker_works():
+        pytest.skip("no docker engine answers")
+    return str(request.param)
+
+
 def _bridged(attempt: AttemptRecord) -> list[Any]:
     return [
         e
@@ -134,12 +142,9 @@ def _bridged(attempt: AttemptRecord) -> list[Any]:
     ]
 
 
-@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
 def test_an_agent_reaches_its_model_only_through_the_bridge(
     cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
-    if sandbox == "docker" and not _docker_works():
-        pytest.skip("no docker engine answers")
     monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
     with FakeLLM(SCRIPT) as llm:
         attempt = _attempt(cli, store, tmp_path, llm, "--sandbox", sandbox)
@@ -205,12 +210,9 @@ def test_a_provider_down_mid_attempt_is_an_uncounted_error(
     assert len(_bridged(attempt)) == 1  # the call that came back is kept
 
 
-@pytest.mark.parametrize("sandbox", ["bwrap", "docker"])
 def test_a_work_root_too_long_for_a_socket_address_still_reaches_the_bridge(
     cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sandbox: str
 ) -> None:
-    if sandbox == "docker" and not _docker_works():
-        pytest.skip("no docker engine answers")
     monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
     work_root = tmp_path / ("a-project-directory-with-a-long-name-" * 3)
     work_root.mkdir()
