@@ -123,7 +123,8 @@ def test_cancelling_a_run_stops_its_sandboxes_on_the_nodes(
             what="two attempts running, one on each node",
         )
         assert set(_queued_nodes(pg_store, run_id).values()) == {ON_HEAD, ON_B}
-        assert _marked(marker), "the agents run in their sandboxes"
+        # A try's node is recorded when it is claimed; its sandbox starts a moment later.
+        wait_for(lambda: _marked(marker), timeout_sec=120, what="the agents in their sandboxes")
         cancelled = pg_cli("cancel", run_id)
         assert cancelled.exit_code == 0, cancelled.output
         wait_for(lambda: not _marked(marker), timeout_sec=60, what="the sandboxes stopped")
