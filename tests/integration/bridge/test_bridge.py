@@ -225,27 +225,6 @@ def test_a_work_root_too_long_for_a_socket_address_still_reaches_the_bridge(
     assert len(_bridged(attempt)) == 2
 
 
-# An agent that fails and replaces its bridge's socket with a directory, hoping the harness
-# trips over it at the attempt's end and records an uncounted error instead of its failure.
-PLANTER = r"""
-import os
-io_dir = os.path.dirname(os.environ["BENCHYARD_INSTRUCTION_FILE"])
-os.unlink(os.path.join(io_dir, "bridge.sock"))
-os.mkdir(os.path.join(io_dir, "bridge.sock"))
-print("not the answer")
-"""
-
-
-def test_a_bridge_socket_replaced_by_the_agent_leaves_its_failure_counted(
-    cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(KEY_VARIABLE, REAL_KEY)
-    with FakeLLM(SCRIPT) as llm:
-        attempt = _attempt(cli, store, tmp_path, llm, source=PLANTER)
-    assert attempt.verdict == "failed", (attempt.cause, attempt.stderr)
-    assert attempt.failure_kind != "internal"
-
-
 def test_max_turns_stops_the_agent_live(
     cli: Cli, store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
