@@ -48,11 +48,11 @@ def run_from_values(row: Sequence[Any]) -> RunRecord:
         if values[name] is not None:
             values[name] = bool(values[name])
     for name in _MOMENT_COLUMNS:
-        values[name] = _moment(values[name])
+        values[name] = moment(values[name])
     return RunRecord(**values)
 
 
-def _moment(value: datetime | str | None) -> datetime | None:
+def moment(value: datetime | str | None) -> datetime | None:
     """SQLite keeps a moment as naive text; everything benchyard writes is UTC."""
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
