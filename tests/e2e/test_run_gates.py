@@ -1,12 +1,17 @@
 """What `run` tells CI before and after its attempts: `--fail-under` counts errors as failures
 unless `--fail-under-excludes-errors`; an agent command that cannot be found is refused before any
-attempt (exit 2, one line); a run whose every attempt failed to start exits non-zero."""
+attempt (exit 2, one line); a run whose every attempt failed to start exits non-zero; a run that
+prints no report (`-q`) exits as its report would say."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import astuple
 from pathlib import Path
 
+from benchyard.cli.run_commands import Threshold, run_failure
+from benchyard.report.build import build_report
+from benchyard.report.gate import FinalCounts, GateOn
 from benchyard.store.store import Store
 from tests.support import UNSANDBOXED, Cli, scenario, write_benchmark
 
@@ -97,3 +102,51 @@ def test_a_run_whose_every_attempt_failed_to_start_exits_non_zero(tmp_path: Path
         "agent command could not run (exit 127): "
     )
     assert "pyhton3: not found" in told[0]
+
+
+def test_a_quiet_run_exits_from_its_counts_as_its_report_would_say(
+    tmp_path: Path, cli: Cli, store: Store
+) -> None:
+    """`run -q` builds no report: its exit status comes from its final attempts counted by verdict,
+    which must say what the report's summary says, for every gate."""
+    wrong = {
+        "id": "w",
+        "stimulus": "?",
+        "checks": [{"type": "equals", "value": "x"}],
+        "reference": "y",
+    }
+    bare = {"id": "e", "stimulus": "?", "checks": [{"type": "equals", "value": "x"}]}
+    benchmarks = {
+        "passes": [scenario("a", "a")],
+        "mixed": [scenario("a", "a"), scenario("b", "b"), wrong, bare],
+        "errors": [bare],
+    }
+    thresholds = [Threshold(None, GateOn.accuracy)] + [
+        Threshold(rate, on, excluded)
+        for rate in (0.4, 0.6, 0.9)
+        for on in GateOn
+        for excluded in (False, True)
+    ]
+    codes = {}
+    for name, scenarios in benchmarks.items():
+        result = cli(
+            "run", str(write_benchmark(tmp_path / name, scenarios)), "--agent", "oracle", "-q"
+        )
+        run = store.resolve_run("latest")
+        report = build_report(store, run)
+        counts = FinalCounts.of(store.final_verdict_kinds(run.id))
+        summary = report.summary
+        assert astuple(counts)[:5] == (
+            summary.attempt_count,
+            summary.passed,
+            summary.failed,
+            summary.timeouts,
+            summary.errors,
+        )
+        assert counts.counted == summary.counted
+        for threshold in thresholds:
+            assert run_failure(store, run, None, threshold) == run_failure(
+                store, run, report, threshold
+            ), (name, threshold)
+        codes[name] = result.exit_code
+    assert codes == {"passes": 0, "mixed": 0, "errors": 3}

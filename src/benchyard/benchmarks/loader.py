@@ -9,7 +9,6 @@ from pydantic import BaseModel
 
 from benchyard.agents.environments import ToolEnvironment, get_environment, unknown_environment
 from benchyard.checks.registry import check_names, get_check_type
-from benchyard.importers.direct import load_from_source
 from benchyard.spec.loader import Benchmark, ProblemCollector, read_benchmark
 from benchyard.spec.models import BenchmarkManifest
 from benchyard.spec.source_files import Located
@@ -38,6 +37,8 @@ class RegisteredPlugins:
         manifest_source: Located,
         collector: ProblemCollector,
     ) -> Benchmark:
+        from benchyard.importers.direct import load_from_source  # a benchmark with a `source:`
+
         return load_from_source(root, manifest, manifest_source, collector, self)
 
 

@@ -35,6 +35,8 @@ from benchyard.cli.spend_options import (
 from benchyard.report.gate import GateOn
 
 if TYPE_CHECKING:
+    from benchyard.report.gate import FinalCounts, GateCounts, GateFailure
+    from benchyard.report.model import RunReport
     from benchyard.runner.execute import RunObserver, RunSettings
     from benchyard.store.records import RunRecord
     from benchyard.store.store import Store
@@ -302,15 +304,14 @@ def _execute_and_report(
     document on stdout, everything else on stderr), say where kept workdirs are, and exit with
     the run's gate: 1 under --fail-under, 3 when nothing could be graded (docs/exit-codes.md)."""
     from benchyard.cli.progress import ProgressObserver
-    from benchyard.report.build import build_report
-    from benchyard.report.gate import nothing_graded, nothing_started, run_gate
-    from benchyard.report.render import plural
 
     observer = ProgressObserver(total, enabled=not quiet)
     try:
         with observer:
             finished = start(observer)
     except KeyboardInterrupt:
+        from benchyard.report.render import plural
+
         run_id = observer.run_id or "?"
         typer.echo(
             f"interrupted: run {run_id[:8]} kept {plural(observer.finished, 'finished attempt')} "
@@ -318,9 +319,9 @@ def _execute_and_report(
             err=True,
         )
         raise typer.Exit(130) from None
-    report = build_report(store, finished)
     as_json = format == "json"
-    if not quiet and not as_json:
+    report = _report(store, finished) if as_json or not quiet else None
+    if report is not None and not as_json:
         from benchyard.cli.render import print_report
 
         print_report(report)
@@ -329,12 +330,7 @@ def _execute_and_report(
     if stopped is not None:
         stopped()  # a pilot or budget stopped the run: say why
     typer.echo(f"run {finished.id}  ({finished.status})", err=as_json)
-    failure = nothing_started(report) or nothing_graded(report.summary)
-    if failure is None and threshold.rate is not None:
-        gated = build_report(store, finished, merged=True) if merged else report
-        failure = run_gate(
-            gated.summary, threshold.rate, threshold.on, errors_excluded=threshold.errors_excluded
-        )
+    failure = run_failure(store, finished, report, threshold, merged=merged)
     if as_json:
         from benchyard.report.listing import dump_json
         from benchyard.report.outputs import run_outcome
@@ -346,6 +342,54 @@ def _execute_and_report(
             err=True,
         )
         raise typer.Exit(failure.exit_code)
+
+
+def run_failure(
+    store: Store,
+    finished: RunRecord,
+    report: RunReport | None,
+    threshold: Threshold,
+    *,
+    merged: bool = False,
+) -> GateFailure | None:
+    """The first gate the finished run fails (docs/exit-codes.md), read from its `report`, or,
+    when none was built (`-q` prints none), from its final attempts' counts where they can say."""
+    from benchyard.report.gate import nothing_graded, nothing_started, run_gate
+
+    counts: GateCounts | None = _final_counts(store, finished.id) if report is None else None
+    if counts is None:
+        report = report or _report(store, finished)
+        counts = report.summary
+        started = nothing_started(report)
+        if started is not None:
+            return started
+    failure = nothing_graded(counts)
+    if failure is None and threshold.rate is not None:
+        gated = _report(store, finished, merged=True).summary if merged else counts
+        failure = run_gate(
+            gated, threshold.rate, threshold.on, errors_excluded=threshold.errors_excluded
+        )
+    return failure
+
+
+def _report(store: Store, run: RunRecord, *, merged: bool = False) -> RunReport:
+    from benchyard.report.build import build_report
+
+    return build_report(store, run, merged=merged)
+
+
+def _final_counts(store: Store, run_id: str) -> FinalCounts | None:
+    """The run's final attempts counted by verdict, in one query, without its report's models
+    and queries; None where only the report can decide: when
+    every attempt may have failed to start (it names the first cause), or when an attempt has
+    two final tries (counts would count both where it keeps the later)."""
+    from benchyard.report.gate import FinalCounts
+    from benchyard.store.outcomes import has_twice_final
+
+    counts = FinalCounts.of(store.final_verdict_kinds(run_id))
+    if counts.maybe_none_started or has_twice_final(store, run_id):
+        return None
+    return counts
 
 
 def _tell_kept_workdirs(run_id: str, work_root: str | None) -> None:

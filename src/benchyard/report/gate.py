@@ -6,12 +6,13 @@ could hide the rest."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:  # kept light: the CLI imports GateOn when it starts
-    from benchyard.report.model import RunReport, Summary
+    from benchyard.report.model import RunReport
 
 EXIT_BELOW_THRESHOLD = 1
 EXIT_NOTHING_GRADED = 3
@@ -32,7 +33,68 @@ class GateFailure:
     message: str
 
 
-def nothing_graded(summary: Summary) -> GateFailure | None:
+class GateCounts(Protocol):
+    """What the gates read of a run's final attempts: a report's Summary, or FinalCounts."""
+
+    @property
+    def attempt_count(self) -> int: ...
+    @property
+    def passed(self) -> int: ...
+    @property
+    def failed(self) -> int: ...
+    @property
+    def timeouts(self) -> int: ...
+    @property
+    def errors(self) -> int: ...
+    @property
+    def counted(self) -> int: ...
+
+
+@dataclass(frozen=True)
+class FinalCounts:
+    """A run's final attempts by verdict, counted by the database: what its exit status reads
+    when no report is printed (`run -q`), without building one."""
+
+    attempt_count: int
+    passed: int
+    failed: int
+    timeouts: int
+    errors: int
+    unstarted: int = 0
+    """Attempts not passed whose failure kind says their agent never ran (NOT_STARTED_KINDS)."""
+
+    @property
+    def counted(self) -> int:
+        return self.passed + self.failed + self.timeouts
+
+    @property
+    def maybe_none_started(self) -> bool:
+        """Whether `nothing_started` may hold: then only the report's failures can say (and
+        name the first cause); otherwise it cannot."""
+        return bool(self.attempt_count) and self.unstarted == self.attempt_count
+
+    @classmethod
+    def of(cls, groups: Mapping[tuple[str | None, str | None], int]) -> FinalCounts:
+        """From final attempts counted by (verdict, failure kind)."""
+
+        def verdict(name: str) -> int:
+            return sum(count for (value, _), count in groups.items() if value == name)
+
+        return cls(
+            attempt_count=sum(groups.values()),
+            passed=verdict("passed"),
+            failed=verdict("failed"),
+            timeouts=verdict("timeout"),
+            errors=verdict("error"),
+            unstarted=sum(
+                count
+                for (value, kind), count in groups.items()
+                if value != "passed" and kind in NOT_STARTED_KINDS
+            ),
+        )
+
+
+def nothing_graded(summary: GateCounts) -> GateFailure | None:
     """Every final attempt errored or timed out: the agent or the machine is broken, whatever
     the threshold."""
     if summary.attempt_count and summary.passed + summary.failed == 0:
@@ -62,7 +124,7 @@ def nothing_started(report: RunReport) -> GateFailure | None:
 
 
 def below_threshold(
-    summary: Summary, fail_under: float, on: GateOn, *, errors_excluded: bool = False
+    summary: GateCounts, fail_under: float, on: GateOn, *, errors_excluded: bool = False
 ) -> GateFailure | None:
     """Accuracy (or its interval's lower bound) under `fail_under`, errors counted as failures
     unless `errors_excluded`; a run with nothing counted has no accuracy and is under any
@@ -94,7 +156,7 @@ def below_threshold(
 
 
 def run_gate(
-    summary: Summary, fail_under: float | None, on: GateOn, *, errors_excluded: bool = False
+    summary: GateCounts, fail_under: float | None, on: GateOn, *, errors_excluded: bool = False
 ) -> GateFailure | None:
     """The first gate the run fails, if any: nothing graded, then the threshold."""
     failure = nothing_graded(summary)
@@ -103,7 +165,7 @@ def run_gate(
     return failure
 
 
-def _kinds(summary: Summary) -> str:
+def _kinds(summary: GateCounts) -> str:
     parts = [
         f"{count} {word}{'' if count == 1 else 's'}"
         for count, word in ((summary.errors, "error"), (summary.timeouts, "timeout"))

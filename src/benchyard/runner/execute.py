@@ -22,7 +22,6 @@ from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
 from benchyard.backoff import MAX_BACKOFF_SEC, backoff_delay
 from benchyard.bridge.ledger import RunSpend
-from benchyard.importers.metrics import run_settings_provenance
 from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import grade
 from benchyard.runner.isolation import egress_for, open_sandbox, request_for
@@ -159,13 +158,23 @@ def new_run(
         agent_dirty=git.dirty,
         agent_diff_hash=git.diff_hash,
         agent_repo=git.repo,
-        settings={**settings.to_json(), **run_settings_provenance(benchmark.provenance)},
+        settings={**settings.to_json(), **_provenance_settings(benchmark)},
         benchyard_version=__version__,
         host=host_name(),
         started_at=datetime.now(UTC),
         planned_attempts=planned,
         parent_run_id=parent_run_id,
     )
+
+
+def _provenance_settings(benchmark: Benchmark) -> dict[str, Any]:
+    """What the run records of its benchmark's origin: nothing for benchyard's own format, whose
+    runs leave the importers (their package) unimported."""
+    if not benchmark.provenance:
+        return {}
+    from benchyard.importers.metrics import run_settings_provenance
+
+    return run_settings_provenance(benchmark.provenance)
 
 
 @dataclass(frozen=True)
@@ -198,10 +207,15 @@ class RunContext:
     def store_url(self) -> str:
         return self.writer.queue.store.url
 
-    def scenarios(self) -> list[Scenario]:
-        """The scenarios the run executes: its sandbox is refused or opened for these."""
-        ids = self.scenario_ids
-        return [s for s in self.benchmark.scenarios if ids is None or s.id in ids]
+    def scenarios(self) -> Sequence[Scenario]:
+        """The scenarios the run executes: its sandbox is refused or opened for these (chosen by
+        id, not read: spec/scenario_index.py)."""
+        from benchyard.spec.scenario_index import narrowed
+
+        ids, every = self.scenario_ids, self.benchmark.scenarios
+        if ids is None or len(ids) == len(every):  # the run's ids are the benchmark's
+            return every
+        return narrowed(every, lambda scenario: scenario.id in ids)
 
     def proposed(self) -> ProposedRun:
         """The run as its executor checks it."""

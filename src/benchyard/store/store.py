@@ -231,6 +231,15 @@ class Store:
         """Final attempts per verdict for each run, in one query."""
         return run_list.verdict_counts(self.reader, run_ids)
 
+    def final_verdict_kinds(self, run_id: str) -> dict[tuple[str | None, str | None], int]:
+        """The run's final attempts counted by verdict and failure kind, in one query."""
+        sql = (
+            "SELECT verdict, failure_kind, count(*) FROM attempts"
+            " WHERE run_id = :run AND superseded = :superseded GROUP BY verdict, failure_kind"
+        )
+        rows = self.reader.rows(sql, {"run": run_id, "superseded": False})
+        return {(verdict, kind): int(count) for verdict, kind, count in rows}
+
     def count_superseded(self, run_id: str) -> int:
         query = (
             select(func.count())

@@ -50,6 +50,8 @@ UNUSED_BY_A_PLAIN_RUN = (
     "croniter",
     "dateutil",
 )
+# What a run builds its report with, when it prints one.
+REPORT_MODULES = ("benchyard.report.aggregated", "benchyard.report.build", "benchyard.report.model")
 FORMAT_CHECK_MODULES = tuple(
     f"benchyard.formats.{name}.check"
     for name in ("bfcl", "gsm8k", "harbor", "humaneval", "ifeval", "mbpp", "swebench")
@@ -79,6 +81,20 @@ def test_run_imports_only_the_check_modules_its_benchmark_uses(tmp_path: Path, d
     assert sorted(modules.intersection(UNUSED_CHECK_MODULES)) == []
     assert sorted(modules.intersection(OTHER_COMMAND_MODULES)) == []
     assert sorted(modules.intersection(UNUSED_BY_A_PLAIN_RUN)) == []
+
+
+def test_a_quiet_run_builds_no_report(tmp_path: Path, db_url: str) -> None:
+    """`run -q` prints no report, so it builds none: its exit status comes from counts. A
+    benchmark of benchyard's own format imports none of the importers either."""
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1")])
+    run = ["run", str(bench), "--agent", "oracle", "--db", db_url]
+
+    quiet = imported_by([*run, "-q"], tmp_path)
+    shown = imported_by(run, tmp_path)
+
+    assert sorted(quiet.intersection(REPORT_MODULES)) == []
+    assert sorted(m for m in quiet if m.startswith("benchyard.importers")) == []
+    assert sorted(shown.intersection(REPORT_MODULES)) == sorted(REPORT_MODULES)
 
 
 def test_a_format_check_imports_its_own_module_only(tmp_path: Path, db_url: str) -> None:
