@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TextIO
 
@@ -13,6 +13,8 @@ from benchyard.cli.errors import handle_errors
 from benchyard.cli.options import DbOption, ListFormatOption, RunArg, check_list_format
 
 if TYPE_CHECKING:
+    from benchyard.report.aggregated import StreamedReport
+    from benchyard.store.lite import Reader
     from benchyard.store.records import RunRecord
     from benchyard.store.store import Store
 
@@ -143,6 +145,12 @@ def report(
         raise typer.BadParameter(
             f"'{format}' is not one of table, json, md, audit, junit", param_hint="--format"
         )
+    if format in ("table", "json") and not merged:
+        from benchyard.cli.context import reading
+
+        with reading(db) as reader:  # a SQLite store's through sqlite3, without SQLAlchemy
+            if _counted_reports(reader, run_refs, format, output):
+                return
     store = open_store(db, load_project())
     resolved = [store.resolve_run(ref) for ref in run_refs]
     if format == "audit":  # one audit artefact per model (docs/sre.md#the-audit-artefact)
@@ -155,22 +163,9 @@ def report(
 
         render_speed_runs(store, resolved, format, output)
         return
-    if format == "table":  # the first failures and flags of each run: none held
-        from benchyard.cli.render import print_renderables
-        from benchyard.report.render import Shown, to_rich
-
-        for run in resolved:
-            streamed = streamed_report(store, run, merged=merged)
-            print_renderables(to_rich(streamed.head, Shown.streamed(streamed)), output)
-        return
-    if format == "json":  # each failure and flag written as it is read
-        from benchyard.report.listing import write_streamed_json
-
-        payload = [streamed_report(store, run, merged=merged).document() for run in resolved]
-        _emit(
-            output,
-            lambda out: write_streamed_json(payload[0] if len(payload) == 1 else payload, out),
-        )
+    if format in ("table", "json"):
+        streamed = (streamed_report(store, run, merged=merged) for run in resolved)
+        _write_streamed(streamed, format, output)
         return
     if format == "junit":  # one testcase per scenario and epoch (docs/ci.md)
         from benchyard.report.junit import junit_runs, to_junit
@@ -182,6 +177,43 @@ def report(
         reports = [build_report(store, run, merged=merged) for run in resolved]
         text = fit_step_summary(to_markdown(reports), [run.id[:8] for run in resolved])
     _emit(output, lambda out: out.write(text))
+
+
+def _counted_reports(reader: Reader, run_refs: list[str], format: str, output: Path | None) -> bool:
+    """The table or JSON report of runs that the database counts (report/build.py's
+    counted_report), read through `reader`; False, with nothing written, where a run is a speed
+    run or one whose final attempts must be folded (the Store's path reports those)."""
+    from benchyard.report.build import counted_report
+    from benchyard.store.run_reads import resolve_run
+
+    resolved = [resolve_run(reader, ref) for ref in run_refs]
+    if any(run.kind == "speed" for run in resolved):
+        return False
+    reports = [counted_report(reader, run) for run in resolved]
+    counted = [report for report in reports if report is not None]
+    if len(counted) < len(reports):
+        return False
+    _write_streamed(counted, format, output)
+    return True
+
+
+def _write_streamed(reports: Iterable[StreamedReport], format: str, output: Path | None) -> None:
+    """Each report's table (its first failures and flags: none held) or the JSON of them all
+    (each failure and flag written as it is read)."""
+    if format == "table":
+        from benchyard.cli.render import print_renderables
+        from benchyard.report.render import Shown, to_rich
+
+        for streamed in reports:
+            print_renderables(to_rich(streamed.head, Shown.streamed(streamed)), output)
+        return
+    from benchyard.report.listing import write_streamed_json
+
+    payload = [streamed.document() for streamed in reports]
+    _emit(
+        output,
+        lambda out: write_streamed_json(payload[0] if len(payload) == 1 else payload, out),
+    )
 
 
 def _emit(output: Path | None, write: Callable[[TextIO], object]) -> None:

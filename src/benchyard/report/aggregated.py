@@ -1,10 +1,11 @@
 """A run's report from what the database counts: the summary, categories and checks from
-GROUP BY aggregates (store/report_rows.py, the web UI's run page's queries), the failures as plain
+GROUP BY aggregates (store/figures.py, the web UI's run page's queries), the failures as plain
 rows (store/outcomes.py), the review flags from the attempts that raise them alone
 (store/report_rows.py), pass@k from each scenario's tallies. The failures and the flags are read
 when they are written (a terminal table reads the first 100 failures, a JSON report writes each
 as it is read), so that its memory does not grow with them: a 100,000-attempt run's report holds
-no attempt."""
+no attempt. Every query is SQL text run through a `Reader` (store/lite.py): `benchyard report`
+reads a SQLite store through sqlite3, without SQLAlchemy."""
 
 from __future__ import annotations
 
@@ -34,10 +35,10 @@ from benchyard.report.model import (
 from benchyard.report.passk import repeated_from_tallies
 from benchyard.report.stats import ratio, wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS, FailureKind
-from benchyard.store.browse import PERCENTILES, RunFigureTallies, VerdictGroup
+from benchyard.store.figures import PERCENTILES, RunFigureTallies, VerdictGroup, figure_tallies
+from benchyard.store.lite import Reader
 from benchyard.store.outcomes import final_failures, scenario_tallies
-from benchyard.store.report_rows import figure_tallies, flagged_attempts
-from benchyard.store.store import Store
+from benchyard.store.report_rows import flagged_attempts
 
 JsonObject = dict[str, Any]
 
@@ -83,12 +84,12 @@ class StreamedReport:
         return self.head.model_copy(update={"failures": failures, "flags": list(self.flags())})
 
 
-def aggregated_report(store: Store, info: RunInfo) -> StreamedReport:
+def aggregated_report(reader: Reader, info: RunInfo) -> StreamedReport:
     """The report of one run (not merged with the runs it re-ran), as report/build.py's fold over
     its attempts makes it."""
-    tallies = figure_tallies(store, info.id)
+    tallies = figure_tallies(reader, info.id)
     epochs = max((group.max_epoch for group in tallies.groups), default=0)
-    scenarios = scenario_tallies(store, info.id) if epochs > 1 else {}  # else no flaky, no pass@k
+    scenarios = scenario_tallies(reader, info.id) if epochs > 1 else {}  # else no flaky, no pass@k
     counted = {sid: (t.passed, t.counted) for sid, t in scenarios.items() if t.counted}
     head = RunReport(
         run=info,
@@ -106,33 +107,33 @@ def aggregated_report(store: Store, info: RunInfo) -> StreamedReport:
     return StreamedReport(
         head=head,
         failure_count=sum(g.attempts for g in tallies.groups if g.verdict != "passed"),
-        failures=lambda limit: _failures(store, info.id, limit),
-        flags=lambda: _flags(store, info.id, tallies.median_turns, counted),
+        failures=lambda limit: _failures(reader, info.id, limit),
+        flags=lambda: _flags(reader, info.id, tallies.median_turns, counted),
     )
 
 
-def _failures(store: Store, run_id: str, limit: int | None) -> Iterator[JsonObject]:
+def _failures(reader: Reader, run_id: str, limit: int | None) -> Iterator[JsonObject]:
     """The run's failures as the JSON report writes them (store/outcomes.py's FailureRow has
     Failure's fields, in its order), read row by row."""
-    for row in final_failures(store, run_id, limit):
+    for row in final_failures(reader, run_id, limit):
         failure = row._asdict()
         failure["cause"] = row.cause or row.verdict
         yield failure
 
 
 def _flags(
-    store: Store, run_id: str, median_turns: float, counted: Mapping[str, tuple[int, int]]
+    reader: Reader, run_id: str, median_turns: float, counted: Mapping[str, tuple[int, int]]
 ) -> Iterator[ReviewFlag]:
     """The run's flags in sorted_flags's order: each flagged attempt's, read in scenario and
     epoch order, merged with the flaky scenarios'."""
     flaky = sorted_flags(flaky_flags(counted))
-    return heapq.merge(_attempt_flags(store, run_id, median_turns), flaky, key=flag_order)
+    return heapq.merge(_attempt_flags(reader, run_id, median_turns), flaky, key=flag_order)
 
 
-def _attempt_flags(store: Store, run_id: str, median_turns: float) -> Iterator[ReviewFlag]:
+def _attempt_flags(reader: Reader, run_id: str, median_turns: float) -> Iterator[ReviewFlag]:
     """The flags of each attempt that raises any (`long` and its own), in scenario, epoch and
     kind order."""
-    for attempt in flagged_attempts(store, run_id, median_turns):
+    for attempt in flagged_attempts(reader, run_id, median_turns):
         longs = [long_flag(attempt, median_turns)] if is_long(attempt, median_turns) else []
         yield from sorted_flags(longs + attempt_flags(attempt))
 

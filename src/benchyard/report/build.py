@@ -25,10 +25,11 @@ from benchyard.report.model import (
 from benchyard.report.stats import percentile, ratio, wilson_interval
 from benchyard.runner.failures import CLAIMED_KINDS, COUNTED_VERDICTS
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
-from benchyard.store.store import Store
 
 if TYPE_CHECKING:
     from benchyard.report.aggregated import StreamedReport
+    from benchyard.store.lite import Reader
+    from benchyard.store.store import Store
 
 # importers/metrics.py's, kept here as a value so that a report (or a comparison) of a run of
 # benchyard's own format does not import the importers (60 ms); a test pins the two.
@@ -57,19 +58,18 @@ def streamed_report(store: Store, run: RunRecord, *, merged: bool = False) -> St
     two final tries of one attempt folds its final attempts one at a time, read from the store in
     chunks and without their outputs when they are not listed, so that its memory does not grow
     with the run, and holds its failures and flags."""
-    from benchyard.report.aggregated import StreamedReport, aggregated_report
+    from benchyard.report.aggregated import StreamedReport
     from benchyard.report.flags import sorted_flags
     from benchyard.report.passk import repeated_from_tallies
-    from benchyard.store.outcomes import has_twice_final
     from benchyard.store.queue import Queue
 
+    if not merged and (counted := counted_report(store.reader, run)) is not None:
+        return counted
     chain = store.run_chain(run) if merged else [run]
     provenance = run.settings.get(PROVENANCE_SETTING)
     resumes = [_resume(resume) for resume in Queue(store).resumes(run.id)]
     info = _run_info(run, [r.id for r in chain], resumes)
     listed = merged or _has_format(provenance)  # a format's figures read the attempts whole
-    if not listed and not has_twice_final(store, run.id):
-        return aggregated_report(store, info)
     attempts = final_attempts(store, chain) if listed else None
     tally = _Tally()
     for attempt in attempts if attempts is not None else store.stream_attempts(run.id):
@@ -88,6 +88,20 @@ def streamed_report(store: Store, run: RunRecord, *, merged: bool = False) -> St
         format_metrics=format_metrics(provenance, attempts) if attempts is not None else None,
     )
     return StreamedReport.of(report)
+
+
+def counted_report(reader: Reader, run: RunRecord) -> StreamedReport | None:
+    """One run's report counted by the database (report/aggregated.py), through any Reader (a
+    SQLite store's through sqlite3); None where `streamed_report` folds its final attempts
+    instead: a run with a format's figures, or with two final tries of one attempt."""
+    from benchyard.report.aggregated import aggregated_report
+    from benchyard.store.outcomes import has_twice_final
+    from benchyard.store.run_reads import run_resumes
+
+    if _has_format(run.settings.get(PROVENANCE_SETTING)) or has_twice_final(reader, run.id):
+        return None
+    resumes = [_resume(resume) for resume in run_resumes(reader, run.id)]
+    return aggregated_report(reader, _run_info(run, [run.id], resumes))
 
 
 def _has_format(provenance: object) -> bool:

@@ -9,7 +9,7 @@ together): `long`, `near_threshold`, `hit_max_turns`, `suspicious_patch` and `fl
 
 from __future__ import annotations
 
-import statistics
+import dataclasses
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -21,7 +21,6 @@ from sqlalchemy import (
     Select,
     and_,
     case,
-    distinct,
     exists,
     func,
     or_,
@@ -29,22 +28,23 @@ from sqlalchemy import (
 )
 
 from benchyard.errors import BenchyardError
-from benchyard.store import run_list
+from benchyard.store import figures, run_list
+from benchyard.store.figures import COUNTED as COUNTED
+from benchyard.store.figures import FLAG_KINDS as FLAG_KINDS
+from benchyard.store.figures import LONG_FACTOR as LONG_FACTOR
+from benchyard.store.figures import LONG_FLOOR as LONG_FLOOR
+from benchyard.store.figures import NEAR_MARGIN as NEAR_MARGIN
+from benchyard.store.figures import PERCENTILES as PERCENTILES
+from benchyard.store.figures import SUSPICIOUS_PATCH as SUSPICIOUS_PATCH
+from benchyard.store.figures import CheckTally as CheckTally
+from benchyard.store.figures import RunFigureTallies as RunFigureTallies
+from benchyard.store.figures import VerdictGroup as VerdictGroup
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.run_list import QueueCounts as QueueCounts
 from benchyard.store.run_list import run_status_text as run_status_text
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
 from benchyard.store.search import matching
 from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
-
-# The review flags' thresholds and marker, as report/flags.py and checks/patch_scan.py define them
-# (kept here as values: the store does not import the packages that read it).
-LONG_FACTOR = 2.0
-LONG_FLOOR = 1.0
-NEAR_MARGIN = 0.05
-SUSPICIOUS_PATCH = "suspicious patch: "
-FLAG_KINDS = ("long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch")
-COUNTED = ("passed", "failed", "timeout")
 
 FlagKind = Literal["long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch"]
 SortKey = Literal["scenario", "category", "verdict", "score", "duration", "turns", "cost", "tokens"]
@@ -317,84 +317,20 @@ def _add(total: float | None, value: Any) -> float | None:
 # ---- one run's figures -----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class VerdictGroup:
-    """Final attempts of a run that share category, verdict, negative and failure kind."""
-
-    category: str
-    verdict: str
-    negative: bool
-    failure_kind: str | None
-    attempts: int
-    turns: int
-    hit_max_turns: int
-    tokens_in: int
-    tokens_out: int
-    cost_usd: float | None  # None when no attempt of the group had a cost
-    judge_tokens_in: int
-    judge_tokens_out: int
-    judge_cost_usd: float | None
-    duration_sec: float
-    max_duration_sec: float
-    max_epoch: int
-    long: int  # counted attempts whose extra turns are over the `long` limit
-
-
-@dataclass(frozen=True)
-class CheckTally:
-    check_type: str
-    passed: int
-    total: int
-
-
-@dataclass(frozen=True)
-class RunFigureTallies:
-    """Everything a run's summary is computed from, as the database counted it."""
-
-    groups: list[VerdictGroup]
-    scenarios: int
-    durations: dict[int, float | None]  # percentile -> seconds
-    retried: int
-    checks: list[CheckTally]
-    median_turns: float  # median extra turns (beyond the scripted user turns) of counted ones
-    flags: dict[str, int] = field(default_factory=dict)
-
-
-PERCENTILES = (50, 90, 99)
-
-
 def figure_tallies(store: Store, run_id: str) -> RunFigureTallies:
-    """A run's final attempts counted every way its summary needs, in a few aggregate queries:
-    the groups (with the `long` and `hit_max_turns` flags counted in the same pass), the sorted
-    durations once for every percentile, the check results, the other flags."""
+    """A run's final attempts counted every way its summary needs (store/figures.py's queries),
+    with every review flag counted: `long` and `hit_max_turns` in the groups' pass, the others
+    here."""
+    tallies = figures.figure_tallies(store.reader, run_id)
+    max_epoch = max((group.max_epoch for group in tallies.groups), default=0)
+    flags = {
+        "long": sum(group.long for group in tallies.groups),
+        "hit_max_turns": sum(group.hit_max_turns for group in tallies.groups),
+    }
     with store.engine.connect() as connection:
-        median = _median_counted_turns(connection, run_id)
-        groups = _verdict_groups(connection, run_id, median)
-        attempt_count = sum(group.attempts for group in groups)
-        max_epoch = max((group.max_epoch for group in groups), default=0)
-        flags = {
-            "long": sum(group.long for group in groups),
-            "hit_max_turns": sum(group.hit_max_turns for group in groups),
-        }
         for kind in ("near_threshold", "suspicious_patch", "flaky"):
-            flags[kind] = _flag_count(connection, run_id, kind, median, max_epoch)
-        return RunFigureTallies(
-            groups=groups,
-            scenarios=attempt_count  # one final attempt per scenario and epoch
-            if max_epoch <= 1
-            else _count(
-                connection,
-                select(func.count(distinct(a.c.scenario_id))).where(*_final(run_id)),
-            ),
-            durations=_percentiles(connection, run_id, attempt_count),
-            retried=_count(
-                connection,
-                select(func.count()).where(a.c.run_id == run_id, a.c.superseded.is_(True)),
-            ),
-            checks=_check_tallies(connection, run_id),
-            median_turns=median,
-            flags={kind: flags[kind] for kind in FLAG_KINDS},
-        )
+            flags[kind] = _flag_count(connection, run_id, kind, tallies.median_turns, max_epoch)
+    return dataclasses.replace(tallies, flags={kind: flags[kind] for kind in FLAG_KINDS})
 
 
 def _final(run_id: str) -> tuple[ColumnElement[bool], ...]:
@@ -409,118 +345,6 @@ def _as_int(expression: ColumnElement[Any]) -> ColumnElement[int]:
     return case((expression, 1), else_=0)
 
 
-def _verdict_groups(connection: Connection, run_id: str, median_turns: float) -> list[VerdictGroup]:
-    long = flag_condition(run_id, "long", median_turns)
-    query = (
-        select(
-            a.c.category,
-            a.c.verdict,
-            a.c.negative,
-            a.c.failure_kind,
-            func.count(),
-            func.sum(a.c.turns),
-            func.sum(_as_int(a.c.hit_max_turns.is_(True))),
-            func.sum(a.c.tokens_in),
-            func.sum(a.c.tokens_out),
-            func.sum(a.c.cost_usd),
-            func.sum(a.c.judge_tokens_in),
-            func.sum(a.c.judge_tokens_out),
-            func.sum(a.c.judge_cost_usd),
-            func.sum(a.c.duration_sec),
-            func.max(a.c.duration_sec),
-            func.max(a.c.epoch),
-            func.sum(_as_int(long)),
-        )
-        .where(*_final(run_id))
-        .group_by(a.c.category, a.c.verdict, a.c.negative, a.c.failure_kind)
-        .order_by(a.c.category, a.c.verdict)
-    )
-    return [
-        VerdictGroup(
-            category=row[0],
-            verdict=row[1],
-            negative=bool(row[2]),
-            failure_kind=row[3],
-            attempts=int(row[4]),
-            turns=int(row[5] or 0),
-            hit_max_turns=int(row[6] or 0),
-            tokens_in=int(row[7] or 0),
-            tokens_out=int(row[8] or 0),
-            cost_usd=None if row[9] is None else float(row[9]),
-            judge_tokens_in=int(row[10] or 0),
-            judge_tokens_out=int(row[11] or 0),
-            judge_cost_usd=None if row[12] is None else float(row[12]),
-            duration_sec=float(row[13] or 0.0),
-            max_duration_sec=float(row[14] or 0.0),
-            max_epoch=int(row[15] or 0),
-            long=int(row[16] or 0),
-        )
-        for row in connection.execute(query)
-    ]
-
-
-def _percentiles(connection: Connection, run_id: str, count: int) -> dict[int, float | None]:
-    """The PERCENTILES of the final attempts' durations, interpolated between closest ranks as
-    report/stats.py's `percentile` does, from the rows at those ranks of one sorted pass."""
-    if count == 0:
-        return dict.fromkeys(PERCENTILES)
-    positions = {q_: (count - 1) * q_ / 100 for q_ in PERCENTILES}
-    ranks = {int(p) for p in positions.values()} | {
-        min(int(p) + 1, count - 1) for p in positions.values()
-    }
-    ranked = (
-        select(
-            a.c.duration_sec,
-            (func.row_number().over(order_by=a.c.duration_sec) - 1).label("rank"),
-        )
-        .where(*_final(run_id))
-        .subquery()
-    )
-    rows = connection.execute(
-        select(ranked.c.rank, ranked.c.duration_sec).where(ranked.c.rank.in_(sorted(ranks)))
-    )
-    at = {int(rank): float(value) for rank, value in rows}
-    result: dict[int, float | None] = {}
-    for q_, position in positions.items():
-        low = int(position)
-        high = min(low + 1, count - 1)
-        result[q_] = at[low] + (at[high] - at[low]) * (position - low)
-    return result
-
-
-def _extra_turns() -> ColumnElement[int]:
-    """report/flags.py's extra_turns: turns beyond the scripted user turns, at least 0."""
-    return case((a.c.turns > a.c.user_turns, a.c.turns - a.c.user_turns), else_=0)
-
-
-def _median_counted_turns(connection: Connection, run_id: str) -> float:
-    """report/flags.py's median_extra_turns: statistics.median of the counted attempts' extra
-    turns (0 without counted attempts)."""
-    counted = (*_final(run_id), a.c.verdict.in_(COUNTED))
-    total = _count(connection, select(func.count()).where(*counted))
-    if total == 0:
-        return 0
-    extra = _extra_turns()
-    query = (
-        select(extra).where(*counted).order_by(extra).offset((total - 1) // 2).limit(2 - total % 2)
-    )
-    return statistics.median(int(value) for value in connection.execute(query).scalars())
-
-
-def _check_tallies(connection: Connection, run_id: str) -> list[CheckTally]:
-    query = (
-        select(cr.c.check_type, func.sum(_as_int(cr.c.passed.is_(True))), func.count())
-        .select_from(cr.join(a, a.c.id == cr.c.attempt_id))
-        .where(*_final(run_id))
-        .group_by(cr.c.check_type)
-        .order_by(cr.c.check_type)
-    )
-    return [
-        CheckTally(check_type, int(passed or 0), int(total))
-        for check_type, passed, total in connection.execute(query)
-    ]
-
-
 def flag_condition(
     run_id: str, kind: str, median_turns: float, margin: float = NEAR_MARGIN
 ) -> ColumnElement[bool]:
@@ -530,8 +354,7 @@ def flag_condition(
     if kind == "hit_max_turns":
         return a.c.hit_max_turns.is_(True)
     if kind == "long":
-        limit = LONG_FACTOR * max(median_turns, LONG_FLOOR)  # report/flags.py's long_limit
-        return and_(counted, a.c.turns - a.c.user_turns > limit)
+        return and_(counted, a.c.turns - a.c.user_turns > figures.long_limit(median_turns))
     if kind == "near_threshold":
         return or_(_near_own_threshold(margin), _near_check_threshold(margin))
     if kind == "suspicious_patch":
@@ -655,9 +478,9 @@ def attempt_page(
     """One page of the final attempts of a run, with their check results. `median_turns` (for the
     `long` flag) and `total` (how many match the query, known to the caller from the run's
     figures) are read from the database when not given."""
+    if median_turns is None and query.flag in ("long", "any"):
+        median_turns = figures.median_counted_turns(store.reader, run_id)
     with store.engine.connect() as connection:
-        if median_turns is None and query.flag in ("long", "any"):
-            median_turns = _median_counted_turns(connection, run_id)
         conditions = [*_final(run_id), *_attempt_conditions(run_id, query, median_turns or 0)]
         if query.search:
             found = matching(connection.dialect.name, run_id, query.search)

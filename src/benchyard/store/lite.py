@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -55,9 +55,34 @@ def head_revisions() -> frozenset[str]:
 
 
 class Reader(Protocol):
-    """Runs one read query, SQL text with `:name` parameters, and returns its rows."""
+    """Runs one read query, SQL text with `:name` parameters, and returns its rows (`rows`), or
+    yields them one at a time (`stream`: a report's failures, never all held). `dialect` is
+    SQLAlchemy's name of the database: `sqlite` or `postgresql`."""
+
+    dialect: str
 
     def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]: ...
+
+    def stream(self, sql: str, params: Mapping[str, Any]) -> Iterator[Sequence[Any]]: ...
+
+
+@runtime_checkable
+class HoldsReader(Protocol):
+    """What has a Reader: a Store (its engine's)."""
+
+    @property
+    def reader(self) -> Reader: ...
+
+
+def reader_of(source: Reader | HoldsReader) -> Reader:
+    """The Reader given, or the one of the Store given (callers that hold a Store)."""
+    return source.reader if isinstance(source, HoldsReader) else source
+
+
+def code_point_order(column: str, reader: Reader) -> str:
+    """`column` ordered by code point, as Python orders strings: SQLite's default (BINARY) does,
+    PostgreSQL's database collation may not."""
+    return f'{column} COLLATE "C"' if reader.dialect == "postgresql" else column
 
 
 def in_list(name: str, values: Iterable[Any], params: dict[str, Any]) -> str:
@@ -72,11 +97,16 @@ def in_list(name: str, values: Iterable[Any], params: dict[str, Any]) -> str:
 class SqliteReader:
     """A Reader over one sqlite3 connection to a store at the head revision."""
 
+    dialect = "sqlite"
+
     def __init__(self, connection: sqlite3.Connection) -> None:
         self.connection = connection
 
     def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         return self.connection.execute(sql, dict(params)).fetchall()
+
+    def stream(self, sql: str, params: Mapping[str, Any]) -> Iterator[Sequence[Any]]:
+        yield from self.connection.execute(sql, dict(params))
 
     def close(self) -> None:
         self.connection.close()
@@ -87,12 +117,19 @@ class EngineReader:
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
+        self.dialect = engine.dialect.name
 
     def rows(self, sql: str, params: Mapping[str, Any]) -> list[Sequence[Any]]:
         from sqlalchemy import text
 
         with self.engine.connect() as connection:
             return list(connection.execute(text(sql), dict(params)).all())
+
+    def stream(self, sql: str, params: Mapping[str, Any]) -> Iterator[Sequence[Any]]:
+        from sqlalchemy import text
+
+        with self.engine.connect() as connection:
+            yield from connection.execute(text(sql), dict(params))
 
 
 _PLAIN_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")

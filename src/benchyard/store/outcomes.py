@@ -1,6 +1,7 @@
 """Final outcomes of runs, as a comparison reads them: only the columns it needs, no output,
 trajectory, patch or check results; and what a run's report lists beside its aggregates (its
-failures, its scenarios' tallies), as plain rows."""
+failures, its scenarios' tallies), as plain rows. Written once as SQL text that any `Reader`
+(store/lite.py) runs; each function takes a Reader or a Store (its engine's Reader)."""
 
 from __future__ import annotations
 
@@ -8,11 +9,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from sqlalchemy import Select, case, func, select
-
-from benchyard.store.browse import COUNTED
-from benchyard.store.schema import attempts
-from benchyard.store.store import Store
+from benchyard.store.figures import FINAL, IS_COUNTED, final_params
+from benchyard.store.lite import HoldsReader, Reader, reader_of
 
 Key = tuple[str, int]  # (scenario, epoch)
 
@@ -30,14 +28,20 @@ class Outcome(NamedTuple):
     scenario_hash: str | None  # None in attempts recorded before migration 0015
 
 
-def final_outcomes(store: Store, run_ids: Sequence[str]) -> dict[Key, Outcome]:
+_OUTCOMES = (
+    "SELECT a.scenario_id, a.epoch, a.category, a.verdict, a.turns, a.cost_usd, a.duration_sec,"
+    f" a.scenario_hash FROM attempts a WHERE {FINAL} ORDER BY a.scenario_id, a.epoch"
+)
+
+
+def final_outcomes(source: Reader | HoldsReader, run_ids: Sequence[str]) -> dict[Key, Outcome]:
     """The final outcome of each (scenario, epoch) over runs given oldest first (a run and the
     runs it re-ran): a later run's replaces an earlier one's. One query per run."""
+    reader = reader_of(source)
     found: dict[Key, Outcome] = {}
-    with store.engine.connect() as connection:
-        for run_id in run_ids:  # row by row: never the run's rows and its outcomes both at once
-            rows = connection.execute(_query(run_id))
-            found.update({(o.scenario_id, o.epoch): o for o in map(_outcome, rows)})
+    for run_id in run_ids:  # row by row: never the run's rows and its outcomes both at once
+        rows = reader.stream(_OUTCOMES, final_params(run_id))
+        found.update({(o.scenario_id, o.epoch): o for o in map(_outcome, rows)})
     return found
 
 
@@ -48,26 +52,6 @@ def _outcome(row: Sequence[Any]) -> Outcome:
     intern = sys.intern
     return Outcome(
         intern(row[0]), row[1], intern(row[2]), intern(row[3]), row[4], row[5], row[6], row[7]
-    )
-
-
-def _query(
-    run_id: str,
-) -> Select[tuple[str, int, str, str, int, float | None, float, str | None]]:
-    a = attempts.c
-    return (
-        select(
-            a.scenario_id,
-            a.epoch,
-            a.category,
-            a.verdict,
-            a.turns,
-            a.cost_usd,
-            a.duration_sec,
-            a.scenario_hash,
-        )
-        .where(a.run_id == run_id, a.superseded.is_(False))
-        .order_by(a.scenario_id, a.epoch)
     )
 
 
@@ -84,19 +68,24 @@ class FailureRow(NamedTuple):
     run_id: str
 
 
-def final_failures(store: Store, run_id: str, limit: int | None = None) -> Iterator[FailureRow]:
+def final_failures(
+    source: Reader | HoldsReader, run_id: str, limit: int | None = None
+) -> Iterator[FailureRow]:
     """The final attempts of a run that did not pass (the first `limit` of them, when given),
     ordered by scenario and epoch."""
-    a = attempts.c
-    query = (
-        select(a.scenario_id, a.category, a.epoch, a.verdict, a.failure_kind, a.cause, a.id)
-        .where(a.run_id == run_id, a.superseded.is_(False), a.verdict != "passed")
-        .order_by(a.scenario_id, a.epoch, a.try_number)
-        .limit(limit)
+    params: dict[str, Any] = final_params(run_id)
+    sql = (
+        "SELECT a.scenario_id, a.category, a.epoch, a.verdict, a.failure_kind, a.cause, a.id"
+        f" FROM attempts a WHERE {FINAL} AND a.verdict != 'passed'"
+        " ORDER BY a.scenario_id, a.epoch, a.try_number"
     )
-    with store.engine.connect() as connection:
-        for row in connection.execute(query):
-            yield FailureRow(*row, run_id)
+    if limit is not None:
+        sql += " LIMIT :limit"
+        params["limit"] = limit
+    for scenario, category, epoch, verdict, kind, cause, attempt in reader_of(source).stream(
+        sql, params
+    ):
+        yield FailureRow(scenario, category, epoch, verdict, kind, cause, attempt, run_id)
 
 
 class ScenarioTally(NamedTuple):
@@ -107,38 +96,24 @@ class ScenarioTally(NamedTuple):
     passed: int
 
 
-def scenario_tallies(store: Store, run_id: str) -> dict[str, ScenarioTally]:
+def scenario_tallies(source: Reader | HoldsReader, run_id: str) -> dict[str, ScenarioTally]:
     """Each scenario's final attempts in a run, counted by the database, by scenario id."""
-    a = attempts.c
-    counted = a.verdict.in_(COUNTED)
-    query = (
-        select(
-            a.scenario_id,
-            func.count(),
-            func.sum(case((counted, 1), else_=0)),
-            func.sum(case((a.verdict == "passed", 1), else_=0)),
-        )
-        .where(a.run_id == run_id, a.superseded.is_(False))
-        .group_by(a.scenario_id)
-        .order_by(a.scenario_id)
+    sql = (
+        f"SELECT a.scenario_id, count(*), sum(CASE WHEN {IS_COUNTED} THEN 1 ELSE 0 END),"
+        " sum(CASE WHEN a.verdict = 'passed' THEN 1 ELSE 0 END)"
+        f" FROM attempts a WHERE {FINAL} GROUP BY a.scenario_id ORDER BY a.scenario_id"
     )
-    with store.engine.connect() as connection:
-        return {
-            scenario: ScenarioTally(int(count), int(counted_n or 0), int(passed or 0))
-            for scenario, count, counted_n, passed in connection.execute(query)
-        }
+    return {
+        scenario: ScenarioTally(int(count), int(counted_n or 0), int(passed or 0))
+        for scenario, count, counted_n, passed in reader_of(source).rows(sql, final_params(run_id))
+    }
 
 
-def has_twice_final(store: Store, run_id: str) -> bool:
+def has_twice_final(source: Reader | HoldsReader, run_id: str) -> bool:
     """Whether one (scenario, epoch) of the run has two final tries (neither superseded), which
     the database's aggregates would both count where a report keeps the later one."""
-    a = attempts.c
-    twice = (
-        select(a.scenario_id)
-        .where(a.run_id == run_id, a.superseded.is_(False))
-        .group_by(a.scenario_id, a.epoch)
-        .having(func.count() > 1)
-        .limit(1)
+    sql = (
+        f"SELECT a.scenario_id FROM attempts a WHERE {FINAL}"
+        " GROUP BY a.scenario_id, a.epoch HAVING count(*) > 1 LIMIT 1"
     )
-    with store.engine.connect() as connection:
-        return connection.execute(twice).first() is not None
+    return bool(reader_of(source).rows(sql, final_params(run_id)))

@@ -1,51 +1,27 @@
-"""What a streamed run report reads beside its aggregates: the figures' tallies without the web
-UI's review-flag counts, and the final attempts that raise a review flag, with only the columns
-and the check results that report/flags.py decides them on, one row at a time in code point
-order of scenario (Python's order of strings, in which the report sorts its flags); and the
-verdict groups and median duration that `history` takes a run's figures from."""
+"""What a streamed run report reads beside its figures (store/figures.py), written once as SQL
+text that any `Reader` (store/lite.py) runs: the final attempts that raise a review flag, with
+only the columns and the check results that report/flags.py decides them on, one row at a time
+in code point order of scenario (Python's order of strings, in which the report sorts its flags);
+and the verdict groups and median duration that `history` takes a run's figures from."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
-
-from benchyard.store import browse
-from benchyard.store.browse import (
+from benchyard.store.figures import (
+    FINAL,
+    IS_LONG,
     NEAR_MARGIN,
     SUSPICIOUS_PATCH,
-    RunFigureTallies,
     VerdictGroup,
-    flag_condition,
+    final_params,
+    long_limit,
+    percentiles,
 )
-from benchyard.store.schema import attempts, check_results
-from benchyard.store.store import Store
-
-
-def figure_tallies(store: Store, run_id: str) -> RunFigureTallies:
-    """store/browse.py's figure_tallies less its review-flag counts (the web UI's, 0.2 s of a
-    100,000-attempt run's report), from the same queries."""
-    a = attempts.c
-    with store.engine.connect() as connection:
-        median = browse._median_counted_turns(connection, run_id)
-        groups = browse._verdict_groups(connection, run_id, median)
-        count = sum(group.attempts for group in groups)
-        several = any(group.max_epoch > 1 for group in groups)
-        distinct_scenarios = select(func.count(func.distinct(a.scenario_id))).where(
-            a.run_id == run_id, a.superseded.is_(False)
-        )
-        return RunFigureTallies(
-            groups=groups,
-            scenarios=browse._count(connection, distinct_scenarios) if several else count,
-            durations=browse._percentiles(connection, run_id, count),
-            retried=browse._count(
-                connection, select(func.count()).where(a.run_id == run_id, a.superseded.is_(True))
-            ),
-            checks=browse._check_tallies(connection, run_id),
-            median_turns=median,
-        )
+from benchyard.store.figures import verdict_groups as grouped
+from benchyard.store.lite import Reader, code_point_order
 
 
 @dataclass(frozen=True)
@@ -74,67 +50,62 @@ class FlaggedAttempt:
     checks: list[FlagCheck] = field(default_factory=list)
 
 
-def flagged_attempts(store: Store, run_id: str, median_turns: float) -> Iterator[FlaggedAttempt]:
+def _near(table: str) -> str:
+    """A partial score of `table` (an attempt or a check result) within :margin of its own
+    threshold (report/flags.py's near_threshold)."""
+    return (
+        f"{table}.threshold IS NOT NULL AND {table}.score > 0 AND {table}.score < 1"
+        f" AND abs({table}.score - {table}.threshold) <= :margin"
+    )
+
+
+# A check result that report/flags.py may flag: near its own threshold, or a reason noting a
+# suspicious patch (LIKE, as SQLAlchemy's `contains` reads it on either database).
+_MAY_FLAG = f"({_near('c')}) OR c.reason LIKE :suspicious"
+# A final attempt that raises a flag other than `flaky`: the checks' flags by the join, not by a
+# subquery per attempt and flag.
+_RAISING = (
+    f"({IS_LONG}) OR a.hit_max_turns"
+    f" OR (a.verdict IN ('passed', 'failed') AND {_near('a')}) OR c.attempt_id IS NOT NULL"
+)
+
+
+def flagged_attempts(reader: Reader, run_id: str, median_turns: float) -> Iterator[FlaggedAttempt]:
     """The final attempts of a run that raise a flag other than `flaky`, ordered by scenario (in
     code point order) and epoch, each with its check results that may raise one (in order)."""
-    a = attempts.c
-    checks = check_results.alias("flag_checks")
-    raising = or_(  # the checks' flags by the join, not by a subquery per attempt and flag
-        flag_condition(run_id, "long", median_turns),
-        flag_condition(run_id, "hit_max_turns", median_turns),
-        browse._near_own_threshold(NEAR_MARGIN),
-        checks.c.attempt_id.is_not(None),
+    sql = (
+        "SELECT a.id, a.scenario_id, a.epoch, a.verdict, a.turns, a.user_turns, a.hit_max_turns,"
+        " a.score, a.threshold, c.label, c.score, c.threshold, c.reason"
+        f" FROM attempts a LEFT OUTER JOIN check_results c ON c.attempt_id = a.id AND ({_MAY_FLAG})"
+        f" WHERE {FINAL} AND ({_RAISING})"
+        f" ORDER BY {code_point_order('a.scenario_id', reader)}, a.epoch, c.position"
     )
-    columns = (a.id, a.scenario_id, a.epoch, a.verdict, a.turns, a.user_turns, a.hit_max_turns)
-    query = (
-        select(*columns, a.score, a.threshold, *_check_columns(checks))
-        .select_from(
-            attempts.outerjoin(checks, and_(checks.c.attempt_id == a.id, _may_flag(checks)))
-        )
-        .where(a.run_id == run_id, a.superseded.is_(False), raising)
-    )
-    with store.engine.connect() as connection:
-        order = _code_point_order(a.scenario_id, connection.dialect.name)
-        rows = connection.execute(query.order_by(order, a.epoch, checks.c.position))
-        held: FlaggedAttempt | None = None
-        for row in rows:
-            if held is None or held.id != row[0]:
-                if held is not None:
-                    yield held
-                held = FlaggedAttempt(*row[:9])
-            if row[9] is not None:
-                held.checks.append(FlagCheck(*row[9:]))
-        if held is not None:
-            yield held
+    params = {
+        **final_params(run_id),
+        "long_limit": long_limit(median_turns),
+        "margin": NEAR_MARGIN,
+        "suspicious": f"%{SUSPICIOUS_PATCH}%",
+    }
+    held: FlaggedAttempt | None = None
+    for row in reader.stream(sql, params):
+        if held is None or held.id != row[0]:
+            if held is not None:
+                yield held
+            held = _flagged(row)
+        if row[9] is not None:
+            held.checks.append(FlagCheck(*row[9:]))
+    if held is not None:
+        yield held
 
 
-def _check_columns(checks: Any) -> tuple[Any, ...]:
-    return checks.c.label, checks.c.score, checks.c.threshold, checks.c.reason
+def _flagged(row: Sequence[Any]) -> FlaggedAttempt:
+    """An attempt from its row (SQLite's booleans are integers)."""
+    return FlaggedAttempt(row[0], row[1], row[2], row[3], row[4], row[5], bool(row[6]), *row[7:9])
 
 
-def _may_flag(checks: Any) -> ColumnElement[bool]:
-    """A check result that report/flags.py may flag: a partial score within NEAR_MARGIN of its
-    own threshold, or a reason that notes a suspicious patch."""
-    c = checks.c
-    near = and_(
-        c.threshold.is_not(None),
-        c.score > 0,
-        c.score < 1,
-        func.abs(c.score - c.threshold) <= NEAR_MARGIN,
-    )
-    return or_(near, c.reason.contains(SUSPICIOUS_PATCH, autoescape=True))
-
-
-def _code_point_order(column: Any, dialect: str) -> Any:
-    """`column` ordered by code point, as Python orders strings: SQLite's default (BINARY) does,
-    PostgreSQL's database collation may not."""
-    return column.collate("C") if dialect == "postgresql" else column
-
-
-def verdict_groups(store: Store, run_id: str) -> tuple[list[VerdictGroup], float | None]:
-    """A run's final attempts grouped as store/browse.py's figures group them (their `long`
+def verdict_groups(reader: Reader, run_id: str) -> tuple[list[VerdictGroup], float | None]:
+    """A run's final attempts grouped as store/figures.py's figures group them (their `long`
     counts, which need the run's median turns, left at nought), and their median duration."""
-    with store.engine.connect() as connection:
-        groups = browse._verdict_groups(connection, run_id, median_turns=0)
-        count = sum(group.attempts for group in groups)
-        return groups, browse._percentiles(connection, run_id, count)[50]
+    groups = grouped(reader, run_id, median_turns=0)
+    count = sum(group.attempts for group in groups)
+    return groups, percentiles(reader, run_id, count)[50]
