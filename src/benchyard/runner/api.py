@@ -20,7 +20,7 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
 from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
-from benchyard.runner.plan import PlannedAttempt, plan_attempts
+from benchyard.runner.plan import Plan, PlannedAttempt, plan_attempts
 from benchyard.runner.recorded import (
     RunRefused,
     recorded_agent,
@@ -32,6 +32,7 @@ from benchyard.runner.worker import Log, WorkerOptions, execute_run
 from benchyard.spec.filters import select_scenarios
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
+from benchyard.spec.scenario_index import scenarios_by_id
 from benchyard.store.records import RunRecord
 from benchyard.store.store import Store
 
@@ -300,9 +301,12 @@ def enqueue(
     return run
 
 
-def _planned_scenarios(plan: Sequence[PlannedAttempt]) -> list[Scenario]:
-    """The scenarios a plan runs, each once, in order."""
-    return list({id(p.scenario): p.scenario for p in plan}.values())
+def _planned_scenarios(plan: Sequence[PlannedAttempt]) -> Sequence[Scenario]:
+    """The scenarios a plan runs, each once, in order (of a Plan, as it holds them: each read
+    again of a ScenarioIndex is a new object)."""
+    if isinstance(plan, Plan):
+        return plan.scenarios
+    return list({p.scenario.id: p.scenario for p in plan}.values())
 
 
 def run_worker(
@@ -356,7 +360,7 @@ def plan_rerun(
         if (attempt.failure_kind == FailureKind.REASONING_TRUNCATED)
         or (not recover and attempt.verdict in RERUN_VERDICTS)
     }
-    by_id = {scenario.id: scenario for scenario in benchmark.scenarios}
+    by_id = scenarios_by_id(benchmark.scenarios)
     plan = [PlannedAttempt(by_id[sid], epoch) for sid, epoch in sorted(to_redo) if sid in by_id]
     if not plan:
         wanted = "answer lost to reasoning" if recover else "failed, errored or timed-out attempt"

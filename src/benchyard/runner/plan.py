@@ -47,5 +47,7 @@ class Plan(Sequence[PlannedAttempt]):
                 yield PlannedAttempt(scenario, epoch)
 
 
-def plan_attempts(scenarios: list[Scenario], *, epochs: int = 1, limit: int | None = None) -> Plan:
+def plan_attempts(
+    scenarios: Sequence[Scenario], *, epochs: int = 1, limit: int | None = None
+) -> Plan:
     return Plan(scenarios[:limit] if limit is not None else scenarios, epochs)

@@ -17,7 +17,7 @@ import tempfile
 import time
 import traceback
 from collections import deque
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -45,6 +45,7 @@ from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
 from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
+from benchyard.spec.scenario_index import scenarios_by_id
 from benchyard.store.queue import (
     ClaimedAttempt,
     Queue,
@@ -87,7 +88,7 @@ class WorkerOptions:
 @dataclass
 class _ActiveRun:
     executor: _AttemptExecutor
-    scenarios: dict[str, Scenario]
+    scenarios: Mapping[str, Scenario]  # read when asked for (spec/scenario_index.py)
     last_used: float = field(default_factory=time.monotonic)
 
     def planned(self, item: ClaimedAttempt) -> PlannedAttempt:
@@ -159,7 +160,7 @@ class Worker:
                 self.gate.ledger if self.gate else None,
             )
         )
-        self.active[run.id] = _ActiveRun(executor, {s.id: s for s in benchmark.scenarios})
+        self.active[run.id] = _ActiveRun(executor, scenarios_by_id(benchmark.scenarios))
         self.observer.started(run)
 
     def _active_for(self, item: ClaimedAttempt) -> _ActiveRun | None:

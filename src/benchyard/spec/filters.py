@@ -4,13 +4,14 @@ difficulty, shell-style patterns; alternatives for one key OR-ed, different keys
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from benchyard.errors import BenchyardError
 
 if TYPE_CHECKING:
     from benchyard.spec.models import Scenario
+    from benchyard.spec.scenario_index import ScenarioFields
 
 FILTER_KEYS = ("category", "tag", "id", "difficulty")
 
@@ -32,10 +33,10 @@ def _parse(expression: str) -> tuple[str | None, str]:
     return key, value
 
 
-def _matches(scenario: Scenario, key: str | None, pattern: str) -> bool:
+def _matches(scenario: Scenario | ScenarioFields, key: str | None, pattern: str) -> bool:
     values: dict[str, list[str]] = {
         "category": [scenario.category],
-        "tag": scenario.tags,
+        "tag": list(scenario.tags),
         "id": [scenario.id],
         "difficulty": [scenario.difficulty],
     }
@@ -43,16 +44,20 @@ def _matches(scenario: Scenario, key: str | None, pattern: str) -> bool:
     return any(fnmatch.fnmatchcase(value, pattern) for k in keys for value in values[k])
 
 
-def select_scenarios(scenarios: Iterable[Scenario], filters: Iterable[str]) -> list[Scenario]:
-    """Keep scenarios matching the filters: alternatives for one key are OR-ed, different keys AND-ed."""
+def select_scenarios(scenarios: Sequence[Scenario], filters: Iterable[str]) -> Sequence[Scenario]:
+    """Keep scenarios matching the filters: alternatives for one key are OR-ed, different keys
+    AND-ed; of a ScenarioIndex, without reading them (spec/scenario_index.py)."""
+    from benchyard.spec.scenario_index import narrowed
+
     by_key: dict[str | None, list[str]] = {}
     for expression in filters:
         key, pattern = _parse(expression)
         by_key.setdefault(key, []).append(pattern)
-    return [
-        scenario
-        for scenario in scenarios
-        if all(
+    if not by_key:
+        return scenarios
+    return narrowed(
+        scenarios,
+        lambda scenario: all(
             any(_matches(scenario, key, p) for p in patterns) for key, patterns in by_key.items()
-        )
-    ]
+        ),
+    )

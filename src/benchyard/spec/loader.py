@@ -6,7 +6,8 @@ from __future__ import annotations
 import difflib
 import errno
 import os
-from collections.abc import Iterable, Iterator
+from collections import ChainMap
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast, get_args
@@ -25,28 +26,24 @@ from benchyard.spec.models import (
 )
 from benchyard.spec.plugins import CheckParamsModel, Plugins
 from benchyard.spec.problems import BenchmarkInvalid, Problem, format_field
-from benchyard.spec.source_files import Located, SpecSyntaxError, read_jsonl, read_yaml
+from benchyard.spec.scenario_index import IndexBuilder
+from benchyard.spec.scenario_index import Location as Location  # where importers find it
+from benchyard.spec.source_files import Located, SpecSyntaxError, read_jsonl_lines, read_yaml
 
 MANIFEST = "benchmark.yaml"
 DEFAULT_TIMEOUT_SEC = 60.0
 DEFAULT_MAX_TURNS = 10
-
-
-@dataclass(frozen=True, slots=True)
-class Location:
-    file: Path
-    line: int
-    base: Path | None = None  # where fixture sources resolve, when not the file's directory
+HASHES_KEPT = 4096  # scenario hashes a Benchmark keeps computed
 
 
 @dataclass
 class Benchmark:
     root: Path
     manifest: BenchmarkManifest
-    scenarios: list[Scenario]
+    scenarios: Sequence[Scenario]  # a ScenarioIndex (spec/scenario_index.py) when read from files
     content_hash: str
     plugins: Plugins = field(repr=False, compare=False)  # what its scenarios were validated by
-    locations: dict[str, Location] = field(default_factory=dict)
+    locations: Mapping[str, Location] = field(default_factory=dict)
     provenance: dict[str, Any] | None = None  # an imported benchmark's origin (importers/)
     _scenario_hashes: dict[str, str] = field(default_factory=dict, repr=False, compare=False)
 
@@ -85,6 +82,8 @@ class Benchmark:
             sources = [src for src, _ in _fixture_sources(scenario)]
             sources += list(_check_files(scenario, self.plugins))
             found = scenario_hash(definition, self.root, self.scenario_dir(scenario), sources)
+            if len(self._scenario_hashes) >= HASHES_KEPT:  # the oldest goes: memory stays flat
+                del self._scenario_hashes[next(iter(self._scenario_hashes))]
             self._scenario_hashes[scenario.id] = found
         return found
 
@@ -327,8 +326,9 @@ def read_benchmark(reference: str | Path, plugins: Plugins) -> Benchmark:
     manifest, manifest_source = loaded_manifest
     if manifest.format is not None:  # scenarios read from a source in a published format
         return plugins.load_from_source(root, manifest, manifest_source, collector)
-    scenarios: list[Scenario] = []
-    locations: dict[str, Location] = {}
+    read = IndexBuilder()
+    broken: dict[str, Location] = {}  # ids of scenarios with problems: still taken
+    taken = ChainMap(read.locations(), broken)  # type: ignore[arg-type]  # only read
     files = _scenario_files(root, manifest, manifest_source, collector)
     if not files and not collector.problems:
         collector.add(
@@ -338,16 +338,17 @@ def read_benchmark(reference: str | Path, plugins: Plugins) -> Benchmark:
             f"no scenario files match {', '.join(manifest.scenarios)}",
         )
     for file in files:
-        loaded = _load_scenario_file(root, manifest, file, collector, plugins)
-        for scenario, location, raw_id in loaded:
+        for scenario, location, raw_id, at in _load_scenario_file(
+            root, manifest, file, collector, plugins
+        ):
             if scenario is None:  # its problems are collected; its id still counts as taken
                 if raw_id is not None:
-                    _check_unique_id(raw_id, location, locations, collector)
-                    locations.setdefault(raw_id, location)
+                    _check_unique_id(raw_id, location, taken, collector)
+                    broken.setdefault(raw_id, location)
                 continue
-            check_unique(scenario, location, locations, collector)
-            scenarios.append(scenario)
-            locations.setdefault(scenario.id, location)
+            check_unique(scenario, location, taken, collector)
+            read.add(scenario, file, location.line, at)
+    scenarios = read.index()
     if files and not scenarios and not collector.problems:
         collector.add(
             root / MANIFEST,
@@ -362,7 +363,13 @@ def read_benchmark(reference: str | Path, plugins: Plugins) -> Benchmark:
     if collector.problems:
         raise BenchmarkInvalid(collector.problems)
     return Benchmark(
-        root, manifest, scenarios, content_hash(root), plugins, locations, manifest.provenance
+        root,
+        manifest,
+        scenarios,
+        content_hash(root),
+        plugins,
+        read.locations(),
+        manifest.provenance,
     )
 
 
@@ -499,32 +506,35 @@ def _load_scenario_file(
     file: Path,
     collector: ProblemCollector,
     plugins: Plugins,
-) -> list[tuple[Scenario | None, Location, str | None]]:
-    """Each scenario of the file with its location and its id as written (None when it has
-    none); the scenario is None when it has problems."""
-    documents: Iterable[Located]
+) -> Iterator[tuple[Scenario | None, Location, str | None, tuple[int, bytes] | None]]:
+    """Each scenario of the file as it is read, with its location, its id as written (None when
+    it has none) and, in a JSONL file, its line's offset and bytes; the scenario is None when it
+    has problems."""
+    documents: Iterable[tuple[Located, tuple[int, bytes] | None]]
     if file.suffix == ".jsonl":
         documents = _jsonl_documents(file, collector)
     else:
         located = _read_yaml(file, collector, scenario_file=True)
-        documents = _yaml_scenarios(file, located, collector) if located is not None else []
-    loaded: list[tuple[Scenario | None, Location, str | None]] = []
-    for document in documents:
+        found = _yaml_scenarios(file, located, collector) if located is not None else []
+        documents = ((document, None) for document in found)
+    for document, at in documents:
         scenario = load_scenario(root, manifest, file, document, collector, plugins)
-        loaded.append((scenario, Location(file, document.line), _raw_id(document.data)))
-    return loaded
+        yield scenario, Location(file, document.line), _raw_id(document.data), at
 
 
-def _jsonl_documents(file: Path, collector: ProblemCollector) -> Iterator[Located]:
-    """The scenarios of a JSONL file as they are read, one line at a time, so that each line's
-    parsed data is dropped once its scenario is validated rather than all of the file's held at
-    once (issue 16); a line that is not JSON, or text that is not UTF-8, is a problem."""
+def _jsonl_documents(
+    file: Path, collector: ProblemCollector
+) -> Iterator[tuple[Located, tuple[int, bytes]]]:
+    """The scenarios of a JSONL file as they are read, one line at a time, with each line's
+    offset and bytes, so that each line's parsed data is dropped once its scenario is validated
+    rather than all of the file's held at once (issue 16); a line that is not JSON, or text that
+    is not UTF-8, is a problem."""
     try:
-        for entry in read_jsonl(file):
+        for offset, raw, entry in read_jsonl_lines(file):
             if isinstance(entry, SpecSyntaxError):
                 collector.add(file, entry.line, (), entry.message)
             else:
-                yield entry
+                yield entry, (offset, raw)
     except UnicodeDecodeError:
         _not_utf8(file, collector)
 
@@ -658,14 +668,17 @@ def _environment_tools(scenario: Scenario, plugins: Plugins) -> tuple[str, ...]:
 
 
 def check_unique(
-    scenario: Scenario, location: Location, seen: dict[str, Location], collector: ProblemCollector
+    scenario: Scenario,
+    location: Location,
+    seen: Mapping[str, Location],
+    collector: ProblemCollector,
 ) -> None:
     """A problem when the scenario's id is taken already."""
     _check_unique_id(scenario.id, location, seen, collector)
 
 
 def _check_unique_id(
-    scenario_id: str, location: Location, seen: dict[str, Location], collector: ProblemCollector
+    scenario_id: str, location: Location, seen: Mapping[str, Location], collector: ProblemCollector
 ) -> None:
     first = seen.get(scenario_id)
     if first is not None:

@@ -67,10 +67,10 @@ def profiles_of(benchmark: Benchmark) -> dict[str, ProfileSpec]:
     return {**built_in, **declared, FULL: ProfileSpec(description="every scenario")}
 
 
-def select_profile(benchmark: Benchmark, profile: str | None) -> list[Scenario]:
+def select_profile(benchmark: Benchmark, profile: str | None) -> Sequence[Scenario]:
     """The scenarios of `profile` (None or `full`: all of them), in the benchmark's order."""
     if profile is None or profile == FULL:
-        return list(benchmark.scenarios)
+        return benchmark.scenarios
     profiles = profiles_of(benchmark)
     if profile not in profiles:
         raise UnknownProfile(
@@ -80,27 +80,29 @@ def select_profile(benchmark: Benchmark, profile: str | None) -> list[Scenario]:
     return choose(benchmark.scenarios, profiles[profile])
 
 
-def choose(scenarios: Sequence[Scenario], spec: ProfileSpec) -> list[Scenario]:
+def choose(scenarios: Sequence[Scenario], spec: ProfileSpec) -> Sequence[Scenario]:
+    """The scenarios `spec` chooses; of a ScenarioIndex, chosen without reading them."""
     from benchyard.spec.filters import select_scenarios
+    from benchyard.spec.scenario_index import fields_of, narrowed, scenarios_by_id
 
     if spec.ids:
-        by_id = {scenario.id: scenario for scenario in scenarios}
+        by_id = scenarios_by_id(scenarios)
         return [by_id[sid] for sid in spec.ids if sid in by_id]
     chosen = select_scenarios(scenarios, spec.filters)
     if spec.per_category is None:
         return chosen
-    by_category: dict[str, list[Scenario]] = {}
-    for scenario in chosen:
-        by_category.setdefault(scenario.category, []).append(scenario)
+    by_category: dict[str, list[str]] = {}
+    for fields in fields_of(chosen):
+        by_category.setdefault(fields.category, []).append(fields.id)
     kept = {
-        scenario.id
+        scenario_id
         for members in by_category.values()
-        for scenario in _spread(members, spec.per_category)
+        for scenario_id in _spread(members, spec.per_category)
     }
-    return [scenario for scenario in chosen if scenario.id in kept]
+    return narrowed(chosen, lambda scenario: scenario.id in kept)
 
 
-def _spread(members: list[Scenario], count: int) -> list[Scenario]:
+def _spread(members: list[str], count: int) -> list[str]:
     """`count` members evenly spread over the list: the first, the last and between."""
     if count >= len(members):
         return members
@@ -129,9 +131,10 @@ def check_profiles(
     from pathlib import Path
 
     from benchyard.spec.filters import FilterError, select_scenarios
+    from benchyard.spec.scenario_index import fields_of
 
     path_of_file = Path(str(file))
-    known = {scenario.id for scenario in scenarios}
+    known = {fields.id for fields in fields_of(scenarios)}
     for name, spec in profiles.items():
         base: tuple[str | int, ...] = ("profiles", name)
         if name == FULL:

@@ -392,18 +392,33 @@ def read_jsonl(path: Path) -> Iterator[Located | SpecSyntaxError]:
     """One Located per non-blank line; a line that is not JSON, nests more than MAX_DEPTH levels
     deep, writes a number over MAX_NUMBER_CHARS or is longer than MAX_LINE_BYTES (never read
     whole) yields a SpecSyntaxError instead. Text that is not UTF-8 raises UnicodeDecodeError."""
+    for _, _, entry in read_jsonl_lines(path):
+        yield entry
+
+
+def read_jsonl_lines(path: Path) -> Iterator[tuple[int, bytes, Located | SpecSyntaxError]]:
+    """read_jsonl's entries, each with its line's byte offset in the file and its bytes as read
+    (without the line break; empty for a line too long), so that it can be read again alone."""
     with path.open("rb") as handle:
+        start = 0
         for number, raw in capped_lines(handle):
-            if raw is None:
-                yield SpecSyntaxError(number, line_too_long())
-                continue
-            text = raw.decode("utf-8")
-            if not text.strip():
-                continue
-            try:
-                yield Located(load_json(text), None, number)
-            except JsonRefused as error:
-                yield SpecSyntaxError(number, f"invalid JSON: {json_problem(error, text)}")
+            entry = jsonl_entry(number, raw)
+            if entry is not None:
+                yield start, raw or b"", entry
+            start = handle.tell()
+
+
+def jsonl_entry(number: int, raw: bytes | None) -> Located | SpecSyntaxError | None:
+    """Line `number` of a JSONL file (None: longer than MAX_LINE_BYTES) read; None when blank."""
+    if raw is None:
+        return SpecSyntaxError(number, line_too_long())
+    text = raw.decode("utf-8")
+    if not text.strip():
+        return None
+    try:
+        return Located(load_json(text), None, number)
+    except JsonRefused as error:
+        return SpecSyntaxError(number, f"invalid JSON: {json_problem(error, text)}")
 
 
 def capped_lines(handle: BinaryIO, cap: int = MAX_LINE_BYTES) -> Iterator[tuple[int, bytes | None]]:
