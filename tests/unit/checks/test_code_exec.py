@@ -362,3 +362,21 @@ def test_a_packed_script_runs_its_bytecode_only_under_its_own_magic_number(
         check=True,
     )
     assert done.stdout == f"{ran} ['a', 'b']\n"
+
+
+async def test_a_grading_imports_none_of_the_modules_that_compile_regexes(
+    tmp_path: Path,
+) -> None:
+    """The tests process (where the asserts run) has imported none of the modules that cost a
+    sandboxed grading its CPU: `re` (json, base64, fractions, typing), `enum` (signal), `decimal`;
+    a Fraction still crosses, by importing `fractions` when one arrives."""
+    heavy = ("re", "enum", "typing", "json", "base64", "fractions", "decimal", "signal")
+    answer = "```python\ndef half(n):\n    from fractions import Fraction\n    return Fraction(n, 2)\n```"
+    tests = (
+        f"import sys\nloaded = [name for name in {heavy!r} if name in sys.modules]\n"
+        "assert loaded == [], loaded\n"
+        "assert half(3) == 1.5 and type(half(3)).__name__ == 'Fraction'\n"
+    )
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, answer, tests=tests)
+    assert result.passed, result.reason

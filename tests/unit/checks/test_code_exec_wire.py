@@ -10,6 +10,7 @@ import math
 import os
 import re
 import struct
+import threading
 from typing import Any
 
 import numpy
@@ -284,3 +285,29 @@ def test_lying_subclasses_of_numbers_arrive_as_the_plain_type() -> None:
 def test_malformed_library_values_are_refused(data: object, message: str) -> None:
     with pytest.raises(wire.WireError, match=re.escape(message)):
         wire.decode(data, _refuse)
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        (b'{"op":"call"} {}', "extra data at character 13"),
+        (b"", "no JSON value at character 0"),
+        (b' {"op":1}', "no JSON value at character 0"),
+        (b'{"op":', "no JSON value"),
+        (b'{"op":"\xff"}', "can't decode byte 0xff"),
+        (b"[" * 100_000 + b"]" * 100_000, "recursion"),
+    ],
+)
+def test_a_message_that_is_not_one_json_value_is_refused(message: bytes, reason: str) -> None:
+    read, write = os.pipe()
+    try:
+        data = struct.pack(">I", len(message)) + message
+        with open(write, "wb", buffering=0, closefd=False) as pipe:  # over a pipe's buffer
+            writer = threading.Thread(target=pipe.write, args=(data,))
+            writer.start()
+            with pytest.raises(wire.WireError, match=f"not JSON: .*{re.escape(reason)}"):
+                wire.receive(read)
+            writer.join()
+    finally:
+        os.close(read)
+        os.close(write)

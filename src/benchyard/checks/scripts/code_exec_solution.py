@@ -17,9 +17,12 @@ import importlib
 import os
 import sys
 import types
-from typing import Any
 
-Json = Any
+TYPE_CHECKING = False  # mypy's name: `typing` would import `re` in every grading (wire's note)
+if TYPE_CHECKING:
+    from typing import Any
+
+    Json = Any
 
 
 class Callback:

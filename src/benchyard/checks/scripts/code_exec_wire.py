@@ -23,20 +23,28 @@ own tests import it. Standard library only (numpy is used only where a value alr
 
 from __future__ import annotations
 
-import base64
 import binascii
 import builtins
 import collections
-import decimal
-import fractions
 import functools
 import importlib
-import json
 import os
 import struct
 import sys
-from collections.abc import Callable, Mapping
-from typing import Any
+
+# What a grading imports costs its CPU: `json`, `base64`, `fractions` and `typing` import `re`
+# (7 ms of regex compiling in every sandbox), `decimal` and `ctypes` load their C libraries. So
+# the wire uses `_json` (the C codec beneath `json`) and binascii, and looks for a Fraction or a
+# Decimal only where its module is loaded already (as for numpy). `TYPE_CHECKING` is mypy's name.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+    from typing import Any
+
+    Json = Any
+    Export = Callable[[object], list[Json]]  # what is not plain data -> its tagged reference
+    Resolve = Callable[[list[Json]], object]  # a tagged reference -> the value it stands for
+    Serve = Callable[[dict[str, Json]], Json]  # a request of the other side -> the reply
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
@@ -63,11 +71,6 @@ BUILTIN_ERRORS: dict[str, type[BaseException]] = {
     if isinstance(value, type) and issubclass(value, BaseException)
 }  # taken when this process starts, before anything of the model's can replace them
 
-Json = Any
-Export = Callable[[object], list[Json]]  # what is not plain data -> its tagged reference
-Resolve = Callable[[list[Json]], object]  # a tagged reference -> the value it stands for
-Serve = Callable[[dict[str, Json]], Json]  # a request of the other side -> the reply
-
 
 class WireError(Exception):
     """A message that breaks the protocol: too big, not JSON, not plain data, an unknown tag."""
@@ -82,7 +85,7 @@ class SolutionError(Exception):
 
 
 def send(fd: int, message: Json) -> None:
-    data = json.dumps(message, separators=(",", ":")).encode("utf-8")
+    data = _dumps(message).encode("ascii")
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"a message of {len(data)} bytes, over the limit of {MAX_MESSAGE_BYTES}")
     view = memoryview(_HEADER.pack(len(data)) + data)
@@ -95,9 +98,61 @@ def receive(fd: int) -> Json:
     if size > MAX_MESSAGE_BYTES:
         raise WireError(f"a message of {size} bytes, over the limit of {MAX_MESSAGE_BYTES}")
     try:
-        return json.loads(_read_exactly(fd, size))
+        return _loads(_read_exactly(fd, size).decode("utf-8"))
     except (ValueError, RecursionError) as error:
         raise WireError(f"a message that is not JSON: {error}") from None
+
+
+class _ScannerContext:
+    """What `_json`'s scanner reads of a JSONDecoder: json.loads's defaults."""
+
+    strict = True
+    object_hook = object_pairs_hook = None
+    parse_float = parse_constant = float
+    parse_int = int
+
+
+def _unserializable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+def _codec() -> tuple[Callable[[Json], str], Callable[[str], Json]]:
+    """Compact JSON text of a message, and a message from such text (the whole text, nothing
+    after it): `_json`'s C encoder and scanner, else `json`'s where this interpreter lacks them."""
+    try:
+        from _json import encode_basestring_ascii, make_encoder, make_scanner
+
+        encoder = make_encoder(
+            None, _unserializable, encode_basestring_ascii, None, ":", ",", False, False, True
+        )
+        scanner = make_scanner(_ScannerContext())  # type: ignore[arg-type]  # typeshed: a decoder
+    except (ImportError, TypeError):
+        import json
+
+        return functools.partial(json.dumps, separators=(",", ":")), json.loads
+
+    def loads(text: str) -> Json:
+        try:
+            value, end = scanner(text, 0)
+        except StopIteration:  # the scanner's way of saying that no value starts there
+            raise ValueError("no JSON value at character 0") from None
+        if end != len(text):
+            raise ValueError(f"extra data at character {end}")
+        return value
+
+    return lambda message: "".join(encoder(message, 0)), loads
+
+
+_dumps, _loads = _codec()
+_BASE64_DIGITS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _unbase64(text: str) -> bytes:
+    """base64.b64decode(text, validate=True): only the alphabet, then at most two `=`."""
+    digits = text.rstrip("=")
+    if len(text) - len(digits) > 2 or not _BASE64_DIGITS.issuperset(digits):
+        raise ValueError("not base64 (a character outside its alphabet)")
+    return binascii.a2b_base64(text)
 
 
 def _read_exactly(fd: int, size: int) -> bytes:
@@ -128,10 +183,11 @@ def encode(value: object, export: Export) -> Json:
     if isinstance(value, complex):
         return ["complex", value.real.hex(), value.imag.hex()]
     if isinstance(value, bytes | bytearray):
-        return ["bytes", base64.b64encode(value).decode("ascii")]
-    if isinstance(value, fractions.Fraction):
+        return ["bytes", binascii.b2a_base64(value, newline=False).decode("ascii")]
+    fractions, decimal = sys.modules.get("fractions"), sys.modules.get("decimal")
+    if fractions is not None and isinstance(value, fractions.Fraction):
         return ["fraction", format(int(value.numerator), "x"), format(int(value.denominator), "x")]
-    if isinstance(value, decimal.Decimal):
+    if decimal is not None and isinstance(value, decimal.Decimal):
         return ["decimal", decimal.Decimal.__str__(value)]
     if isinstance(value, tuple) and _namedtuple_fields(value):
         fields = list(_namedtuple_fields(value) or ())
@@ -167,7 +223,7 @@ def decode(data: Json, resolve: Resolve) -> object:
         if tag == "complex":
             return complex(float.fromhex(_text(data[1])), float.fromhex(_text(data[2])))
         if tag == "bytes":
-            return base64.b64decode(_text(data[1]), validate=True)
+            return _unbase64(_text(data[1]))
         if tag in _CONTAINERS:
             return _CONTAINERS[tag](decode(item, resolve) for item in _items(data[1]))
         if tag == "dict":
@@ -179,8 +235,12 @@ def decode(data: Json, resolve: Resolve) -> object:
             pairs = ((decode(k, resolve), decode(v, resolve)) for k, v in _pairs(data[2]))
             return collections.defaultdict(factory, pairs)
         if tag == "fraction":
+            import fractions
+
             return fractions.Fraction(int(_text(data[1]), 16), int(_text(data[2]), 16))
         if tag == "decimal":
+            import decimal
+
             return decimal.Decimal(_text(data[1]))
         if tag == "namedtuple":
             kind = _namedtuple(_text(data[1]), tuple(_text(name) for name in _items(data[2])))
