@@ -1,14 +1,17 @@
-"""Memory of `benchyard run` as runs grow: peak RSS of the whole command at 1,000, 10,000 and
-30,000 trivial attempts (as many scenarios), and at 1,000 scenarios of 10 and 100 epochs (10,000
-and 100,000 attempts over fewer scenarios: what the run itself holds per attempt, apart from the
-benchmark loaded; issue 16's goal is the 100,000-attempt run within 1.2x of the 1,000-attempt
-one), with the in-process oracle, `--sandbox none --allow-unsandboxed -q`, on SQLite.
+"""Memory of `benchyard run` as runs grow: peak RSS of the whole command at 1,000 and 100,000
+trivial attempts of as many DISTINCT scenarios (issue 27's goal: a benchmark's scenarios read
+lazily, so that the 100,000-scenario run's peak stays within 1.5x of the 1,000-scenario run's),
+and at 1,000 scenarios of 100 epochs (100,000 attempts over fewer scenarios: what the run itself
+holds per attempt, apart from the benchmark loaded; issue 16's goal, within 1.2x), with the
+in-process oracle, `--sandbox none --allow-unsandboxed -q`, on SQLite. Also the CPU of loading
+the largest benchmark alone (`load_benchmark`), per scenario, beyond the floor's.
 
-Each figure is a ratio: to the 1,000-attempt run's peak RSS measured next to it, and to a floor,
+Each figure is a ratio: to the 1,000-scenario run's peak RSS measured next to it, and to a floor,
 the peak RSS of `python -c "import benchyard.cli.app"`. Medians of REPEAT interleaved repetitions
 (each measure in turn, so a slow spell falls on all alike), with their spread (min-max).
-Peak RSS is the child's own ru_maxrss (os.wait4).
-Run: .venv/bin/python bench/memory.py  (BENCH_MEMORY_REPEAT=5; BENCH_MEMORY_SIZES=1000,10000,30000)
+Peak RSS and CPU are the child's own (os.wait4).
+Run: .venv/bin/python bench/memory.py  (BENCH_MEMORY_REPEAT=3; BENCH_MEMORY_SIZES=1000,100000;
+BENCH_MEMORY_EPOCHS=100, empty for none)
 """
 
 from __future__ import annotations
@@ -23,19 +26,23 @@ from pathlib import Path
 
 from common import BENCHYARD, as_installed, interleaved, ratios, spread, trivial_benchmark
 
-REPEAT = int(os.environ.get("BENCH_MEMORY_REPEAT", "5"))
-SIZES = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_SIZES", "1000,10000,30000").split(","))
-EPOCHS = (10, 100)  # over the first size's scenarios
+REPEAT = int(os.environ.get("BENCH_MEMORY_REPEAT", "3"))
+SIZES = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_SIZES", "1000,100000").split(","))
+EPOCHS = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_EPOCHS", "100").split(",") if n)
 FLOOR = [sys.executable, "-c", "import benchyard.cli.app"]
+LOAD = "from benchyard.benchmarks.loader import load_benchmark; import sys; load_benchmark(sys.argv[1])"
 
 
-def peak_rss_mib(command: list[str]) -> float:
-    """The peak resident memory of `command`'s process, in MiB; a failing command stops the bench."""
+def peak_rss_mib(command: list[str], cpu: list[float] | None = None) -> float:
+    """The peak resident memory of `command`'s process, in MiB (its CPU seconds appended to
+    `cpu`); a failing command stops the bench."""
     child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, usage = os.wait4(child.pid, 0)
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(command)} exited {child.returncode}")
+    if cpu is not None:
+        cpu.append(usage.ru_utime + usage.ru_stime)
     return usage.ru_maxrss / 1024
 
 
@@ -74,19 +81,23 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
         as_installed(root)
-        base = SIZES[0]
-        measures: dict[str, Callable[[], float]] = {"floor": lambda: peak_rss_mib(FLOOR)}
+        base, largest = SIZES[0], SIZES[-1]
+        floor_cpu: list[float] = []
+        load_cpu: list[float] = []
+        measures: dict[str, Callable[[], float]] = {"floor": lambda: peak_rss_mib(FLOOR, floor_cpu)}
         attempts: dict[str, int] = {}
         for size in SIZES:
-            attempts[f"{size:,} attempts"] = size
-            measures[f"{size:,} attempts"] = _run(root, size, 1)
+            attempts[f"{size:,} scenarios"] = size
+            measures[f"{size:,} scenarios"] = _run(root, size, 1)
         for epochs in EPOCHS:
             attempts[f"{base:,} scenarios x {epochs} epochs"] = base * epochs
             measures[f"{base:,} scenarios x {epochs} epochs"] = _run(root, base, epochs)
-        measures[f"{base:,} attempts"]()  # warm-up: bytecode compiled, as installed
+        load = [sys.executable, "-c", LOAD, str(root / f"bench-{largest}")]
+        measures[f"load {largest:,} scenarios"] = lambda: peak_rss_mib(load, load_cpu)
+        measures[f"{base:,} scenarios"]()  # warm-up: bytecode compiled, as installed
         peaks = interleaved(measures, REPEAT)
-    baseline, floor = peaks[f"{base:,} attempts"], peaks["floor"]
-    print(f"{'':34} {'peak RSS MiB':>26} {'x ' + f'{base:,}' + ' attempts':>26} {'x floor':>26}")
+    baseline, floor = peaks[f"{base:,} scenarios"], peaks["floor"]
+    print(f"{'':34} {'peak RSS MiB':>26} {'x ' + f'{base:,}' + ' scenarios':>26} {'x floor':>26}")
     for name, values in peaks.items():
         print(
             f"{name:34} {spread(values):>26} {spread(ratios(values, baseline)):>26} "
@@ -97,6 +108,10 @@ def main() -> None:
         if count > base:
             added = (statistics.median(peaks[name]) - statistics.median(baseline)) * 1024
             print(f"  {name:32} {added / (count - base):6.2f} KiB")
+    per_scenario = [
+        (cpu - idle) / largest * 1000 for cpu, idle in zip(load_cpu, floor_cpu, strict=True)
+    ]
+    print(f"load CPU per scenario beyond the floor's, ms: {spread(per_scenario)}")
 
 
 if __name__ == "__main__":
