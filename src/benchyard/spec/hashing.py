@@ -6,13 +6,19 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from benchyard.errors import BenchyardError
 from benchyard.untrusted import walk_tree
 
 IGNORED_PARTS = frozenset({"__pycache__", ".git", ".benchyard"})
+CHUNK = 1024 * 1024  # a file larger than this is hashed a chunk at a time
+
+
+class BenchmarkFilesChanged(BenchyardError):
+    """A benchmark's file changed while it was hashed."""
 
 
 def _normalised(data: bytes) -> bytes:
@@ -39,9 +45,12 @@ def content_hash(root: Path) -> str:
     inside = root.resolve()
     for path in benchmark_files(root):
         relative = path.relative_to(root).as_posix().encode()
-        content = _content(path, inside)
         digest.update(len(relative).to_bytes(4, "big") + relative)
-        digest.update(len(content).to_bytes(8, "big") + content)
+        if _is_large(path, inside):
+            _hash_large(digest, path)
+        else:
+            content = _content(path, inside)
+            digest.update(len(content).to_bytes(8, "big") + content)
     return "sha256:" + digest.hexdigest()
 
 
@@ -53,6 +62,53 @@ def _content(path: Path, inside: Path) -> bytes:
         return _normalised(path.read_bytes())
     except OSError as error:
         return f"unreadable: {error.strerror}".encode()
+
+
+def _is_large(path: Path, inside: Path) -> bool:
+    """A file inside the benchmark larger than a CHUNK: hashed a chunk at a time, so that a JSONL
+    file of 100,000 scenarios is never held whole, nor copied to be normalised (issue 27)."""
+    try:
+        return path.resolve().is_relative_to(inside) and path.stat().st_size > CHUNK
+    except OSError:
+        return False
+
+
+def _hash_large(digest: Any, path: Path) -> None:
+    """What `_content` would add of the file, its length first: the file is read twice."""
+    try:
+        length = sum(len(chunk) for chunk in _normalised_chunks(path))
+    except OSError as error:
+        unreadable = f"unreadable: {error.strerror}".encode()
+        digest.update(len(unreadable).to_bytes(8, "big") + unreadable)
+        return
+    digest.update(length.to_bytes(8, "big"))
+    try:
+        for chunk in _normalised_chunks(path):
+            digest.update(chunk)
+    except OSError as error:  # it was read a moment ago
+        raise BenchmarkFilesChanged(f"{path} cannot be read again: {error.strerror}") from None
+
+
+def _normalised_chunks(path: Path) -> Iterator[bytes]:
+    """`_normalised` of the file's bytes, a chunk at a time: a CR LF split between chunks and
+    trailing line breaks are held back until what follows them is known."""
+    with path.open("rb") as handle:
+        binary = any(b"\0" in chunk for chunk in iter(lambda: handle.read(CHUNK), b""))
+    with path.open("rb") as handle:
+        chunks = iter(lambda: handle.read(CHUNK), b"")
+        if binary:
+            yield from chunks
+            return
+        held = b""  # line breaks (and a last CR) whose fate depends on what follows
+        for chunk in chunks:
+            text = held + chunk
+            cr = text[-1:] == b"\r"
+            text = (text[:-1] if cr else text).replace(b"\r\n", b"\n")
+            kept = text.rstrip(b"\n")
+            if kept:
+                yield kept
+            held = text[len(kept) :] + (b"\r" if cr else b"")
+        yield held.replace(b"\r\n", b"\n").rstrip(b"\n") + b"\n"
 
 
 def scenario_hash(

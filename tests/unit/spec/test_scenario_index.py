@@ -13,6 +13,7 @@ import pytest
 from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.api import plan_run
 from benchyard.runner.execute import RunSettings
+from benchyard.spec import hashing
 from benchyard.spec.filters import select_scenarios
 from benchyard.spec.models import DEFER_TURN_CHECKS, Scenario
 from benchyard.spec.problems import BenchmarkInvalid
@@ -106,3 +107,29 @@ def test_a_line_changed_after_the_benchmark_was_read_is_refused(tmp_path: Path) 
     file.unlink()
     with pytest.raises(ScenarioFileChanged, match="cannot be read again"):
         benchmark.scenarios[2]
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"",
+        b"\n\n\n",
+        b"a\r\nb\r\n\r\n",
+        b"a\r",
+        b"a\n\r",
+        b"ab\r\ncd\n\n\nef\r\n\n",
+        b"x\0y\r\n\n",
+        b"\r\r\n\r\n\r",
+        b"line\n" * 7 + b"\n" * 5,
+    ],
+)
+def test_a_large_file_hashes_as_a_small_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes
+) -> None:
+    (tmp_path / "benchmark.yaml").write_bytes(b"name: x\n")
+    (tmp_path / "data.txt").write_bytes(data)
+    whole = hashing.content_hash(tmp_path)
+    monkeypatch.setattr(hashing, "CHUNK", 1)  # every file larger: read a byte at a time
+    assert hashing.content_hash(tmp_path) == whole
+    monkeypatch.setattr(hashing, "CHUNK", 2)
+    assert hashing.content_hash(tmp_path) == whole
