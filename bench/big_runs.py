@@ -9,7 +9,8 @@ bench/compare.py's: a bare `python -c` that reads with the standard library's sq
 a run's figures need (scenario, epoch, category, verdict, turns, cost, duration) of its final
 attempts, for one run (the floor of `show` and `report`) or both (of `history` and `compare`):
 interpreter start-up and the rows, the least any of these commands could cost. Commands and
-floors are taken in turn (interleaved), BENCH_BIG_REPEAT times (3); each line gives the median
+floors are taken in turn (interleaved), BENCH_BIG_REPEAT times (3), all of them or those named in
+BENCH_BIG_COMMANDS (`compare`, or `show,report`: the floors are always taken); each line gives the median
 with its range and its ratio to its floor taken in the same repetition: CPU (user + system, from
 os.wait4 of the command: none of these commands starts a sandbox, so its own rusage sees all of
 its CPU) and peak RSS (its ru_maxrss). Wall time is left out: on a loaded machine it says more
@@ -39,6 +40,8 @@ from common import BENCHYARD, OUTCOMES_FLOOR, as_installed, ratios, spread
 
 SIZE = int(os.environ.get("BENCH_BIG_SIZE", "100000"))
 REPEAT = int(os.environ.get("BENCH_BIG_REPEAT", "3"))
+# Only these commands (comma-separated names, e.g. "compare"; their floors are always taken).
+ONLY = [name for name in os.environ.get("BENCH_BIG_COMMANDS", "").split(",") if name]
 
 
 class Figures:
@@ -67,7 +70,7 @@ def commands(path: Path, runs: tuple[str, str]) -> dict[str, tuple[list[str], st
     """Each measured command with the floor it is compared with."""
     db = ["--db", f"sqlite:///{path}"]
     one, two = "floor: one run", "floor: both runs"
-    return {
+    every = {
         one: ([sys.executable, "-c", OUTCOMES_FLOOR, str(path), runs[1]], one),
         two: ([sys.executable, "-c", OUTCOMES_FLOOR, str(path), *runs], two),
         "show": ([*BENCHYARD, "show", runs[1], *db], one),
@@ -75,6 +78,14 @@ def commands(path: Path, runs: tuple[str, str]) -> dict[str, tuple[list[str], st
         "report --format json": ([*BENCHYARD, "report", runs[1], "--format", "json", *db], one),
         "history": ([*BENCHYARD, "history", "bench-compare", *db], two),
         "compare": ([*BENCHYARD, "compare", *runs, *db], two),
+    }
+    unknown = sorted(set(ONLY) - every.keys())
+    if unknown:
+        raise SystemExit(f"BENCH_BIG_COMMANDS: no command {', '.join(unknown)}")
+    return {
+        name: measured
+        for name, measured in every.items()
+        if not ONLY or name in ONLY or name.startswith("floor")
     }
 
 
@@ -103,7 +114,8 @@ def main() -> None:
         chosen = commands(path, runs)
         figures = {name: Figures() for name in chosen}
         measures = {name: measure(argv, figures[name], root) for name, (argv, _) in chosen.items()}
-        measure(chosen["show"][0], Figures(), root)()  # warm-up: bytecode compiled, file cached
+        warm_up = next(argv for name, (argv, _) in chosen.items() if not name.startswith("floor"))
+        measure(warm_up, Figures(), root)()  # bytecode compiled, the file cached
         for _ in range(REPEAT):
             for run in measures.values():
                 run()

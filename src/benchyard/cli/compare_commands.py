@@ -95,34 +95,41 @@ def compare(
     and the change in errors with its own exact test (errors are left out of accuracy). The
     scenarios with the same verdict in every run are counted, and listed with --all (JSON lists
     them always)."""
-    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.context import load_project, open_store, reading
     from benchyard.cli.render import print_renderables
-    from benchyard.report.compare import compare_runs
+    from benchyard.report.compare import compare_read, compare_runs, streamable
     from benchyard.report.compare_render import (
         comparison_markdown,
         comparison_rich,
         verdict_line,
     )
+    from benchyard.store.run_reads import resolve_run
 
     _check_format(format)
     if len(run_refs) < 2:
         raise typer.BadParameter("give a baseline run and at least one run to compare with it")
-    store = open_store(db, load_project())
-    resolved = [store.resolve_run(ref) for ref in run_refs]
-    if any(run.kind == "speed" for run in resolved):
-        from benchyard.cli.model_commands import compare_speed
+    options: dict[str, Any] = {
+        "alpha": alpha,
+        "allow_version_mismatch": allow_version_mismatch,
+        "allow_partial": allow_partial,
+        "list_unchanged": list_all or format == "json",  # JSON keeps every row, as before
+    }
+    # Through a Reader (sqlite3 for a SQLite store at the head revision: no SQLAlchemy) when the
+    # runs merge as they are read; else through the Store.
+    comparison = None
+    with reading(db) as reader:
+        resolved = [resolve_run(reader, ref) for ref in run_refs]
+        speed = any(run.kind == "speed" for run in resolved)
+        if not speed and streamable(resolved, merged):
+            comparison = compare_read(reader, resolved, **options)
+    if comparison is None:
+        store = open_store(db, load_project())
+        if speed:
+            from benchyard.cli.model_commands import compare_speed
 
-        compare_speed(store, resolved, format, output, allow_version_mismatch)
-        return
-    comparison = compare_runs(
-        store,
-        resolved,
-        alpha=alpha,
-        merged=merged,
-        allow_version_mismatch=allow_version_mismatch,
-        allow_partial=allow_partial,
-        list_unchanged=list_all or format == "json",  # JSON keeps every row, as before
-    )
+            compare_speed(store, resolved, format, output, allow_version_mismatch)
+            return
+        comparison = compare_runs(store, resolved, merged=merged, **options)
     if format == "table":
         print_renderables(comparison_rich(comparison, flips_only), output)
     elif format == "json":

@@ -15,16 +15,22 @@ the candidate's new errors counted as failures. A significant rise in errors, or
 significant once the new errors count as failures, is a regression as much as a significant drop
 on the counted pairs.
 
-Each run's final attempts are read once, and only the columns a comparison needs
-(store/outcomes.py). The rows with the same verdict in every run are counted, and listed only when
-asked: at 100,000 attempts a run's unchanged rows are most of them."""
+Each run's final attempts are read once, and only the columns a comparison needs. Two runs of the
+same benchmark content, neither a rerun to merge (the common case), are read row by row in
+(scenario, epoch) order through any `Reader` (store/compare_rows.py) and merged as they are read:
+neither run's outcomes are held, only the rows that differ, and their counts are the database's;
+a SQLite store at the head revision is so read without SQLAlchemy. More runs, merged reruns and
+runs of other content are read whole (store/outcomes.py), their scenario hashes with them. Both
+add up the same figures (durations and costs in Python, in the order read). The rows with the
+same verdict in every run are counted, and listed only when asked: at 100,000 attempts a run's
+unchanged rows are most of them."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from benchyard.errors import BenchyardError
 from benchyard.report.build import benchmark_identity
@@ -49,9 +55,19 @@ from benchyard.report.stats import (
     wilson_interval,
 )
 from benchyard.runner.failures import COUNTED_VERDICTS
-from benchyard.store.outcomes import Key, Outcome, final_outcomes
+from benchyard.store.compare_rows import (
+    FinalRow,
+    counted_by_scenario,
+    epoch_count,
+    final_rows,
+    verdict_tallies,
+)
 from benchyard.store.records import RunRecord
-from benchyard.store.store import Store
+
+if TYPE_CHECKING:  # SQLAlchemy's: imported only by the comparisons that read a Store
+    from benchyard.store.lite import Reader
+    from benchyard.store.outcomes import Key, Outcome
+    from benchyard.store.store import Store
 
 FLIP_ORDER = {"pass_to_fail": 0, "fail_to_pass": 1}
 
@@ -77,34 +93,119 @@ def compare_runs(
     that covers part of what the baseline covers (a rerun read alone, other filters or limit, an
     unfinished run) is refused, naming why, unless `allow_partial`: the McNemar test on the few
     pairs it has would call a regression "no significant change"."""
+    if streamable(runs, merged):
+        return compare_read(
+            store.reader,
+            runs,
+            alpha=alpha,
+            allow_version_mismatch=allow_version_mismatch,
+            allow_partial=allow_partial,
+            list_unchanged=list_unchanged,
+        )
+    _check_given(runs, allow_version_mismatch)
+    from benchyard.store.outcomes import final_outcomes
+
+    chains = [store.run_chain(run) if merged else [run] for run in runs]
+    outcomes = [final_outcomes(store, [r.id for r in chain]) for chain in chains]
+    sides = [_side(chain, found) for chain, found in zip(chains, outcomes, strict=True)]
+    baseline = sides[0]
+    versions = [
+        scenario_versions(baseline.run, side.run, outcomes[0], found)
+        for side, found in zip(sides[1:], outcomes[1:], strict=True)
+    ]
+    if not allow_version_mismatch:
+        for side, found in zip(sides[1:], versions, strict=True):
+            check_versions(baseline, side, found)
+    left_out = [set() if allow_version_mismatch else set(v.changed) for v in versions]
+    pairs = [
+        _pair_counts(outcomes[0], found, out)
+        for found, out in zip(outcomes[1:], left_out, strict=True)
+    ]
+    edited = [set(v.changed) for v in versions]
+    listed = _Listing(
+        *_rows(outcomes, list_unchanged, edited, allow_version_mismatch), list_unchanged
+    )
+    return _judged(sides, versions, pairs, listed, alpha, allow_partial, allow_version_mismatch)
+
+
+def streamable(runs: Sequence[RunRecord], merged: bool) -> bool:
+    """Whether `compare_read` can compare these runs: a baseline and one candidate of the same
+    benchmark content (no scenario hashes to read), neither a rerun to merge with the runs it
+    re-ran."""
+    return (
+        len(runs) == 2
+        and not version_differences(*runs)
+        and not (merged and any(run.parent_run_id for run in runs))
+    )
+
+
+def compare_read(
+    reader: Reader,
+    runs: Sequence[RunRecord],
+    *,
+    alpha: float = 0.05,
+    allow_version_mismatch: bool = False,
+    allow_partial: bool = False,
+    list_unchanged: bool = True,
+) -> Comparison:
+    """`compare_runs` of runs that are `streamable`, each read row by row in (scenario, epoch)
+    order and merged as read: only the rows to list are held."""
+    _check_given(runs, allow_version_mismatch)
+    merge = _Merge.of(reader, runs, list_unchanged)
+    sums = [_RunSums.read(reader, run.id, read) for run, read in zip(runs, merge.read, strict=True)]
+    sides = [
+        _Side(found.figures(run, [run.id]), found.tallies(), run, run)
+        for run, found in zip(runs, sums, strict=True)
+    ]
+    versions = [ScenarioVersions([], [], 0, True)]
+    listed = _Listing(sorted(merge.rows, key=_row_order), merge.unchanged, list_unchanged)
+    return _judged(
+        sides, versions, [merge.pairs], listed, alpha, allow_partial, allow_version_mismatch
+    )
+
+
+def _check_given(runs: Sequence[RunRecord], allow_version_mismatch: bool) -> None:
     if len(runs) < 2:
         raise CompareRefused("give at least two runs: a baseline and a run to compare with it")
     if not allow_version_mismatch:
         check_same_benchmark(runs, whole=False)
-    sides = [_side(store, run, merged) for run in runs]
+
+
+def _judged(
+    sides: Sequence[_Side],
+    versions: Sequence[ScenarioVersions],
+    pairs: Sequence[_Pairs],
+    listed: _Listing,
+    alpha: float,
+    allow_partial: bool,
+    paired_anyway: bool,
+) -> Comparison:
+    """The comparison of sides read either way, once each is found whole (unless
+    `allow_partial`)."""
     baseline = sides[0]
-    versions = [scenario_versions(baseline, side) for side in sides[1:]]
-    if not allow_version_mismatch:
-        for side, found in zip(sides[1:], versions, strict=True):
-            check_versions(baseline, side, found)
     if not allow_partial:
         for side in sides:
             check_whole(side, baseline)
-    edited = [set(v.changed) for v in versions]
-    scenarios, unchanged = _rows(
-        [side.outcomes for side in sides], list_unchanged, edited, allow_version_mismatch
-    )
     return Comparison(
         alpha=alpha,
         baseline=baseline.figures,
         candidates=[
-            _candidate(baseline, side, alpha, found, paired_anyway=allow_version_mismatch)
-            for side, found in zip(sides[1:], versions, strict=True)
+            _candidate(baseline, side, alpha, found, paired, paired_anyway)
+            for side, found, paired in zip(sides[1:], versions, pairs, strict=True)
         ],
-        scenarios=scenarios,
-        unchanged=unchanged,
-        unchanged_listed=list_unchanged,
+        scenarios=listed.rows,
+        unchanged=listed.unchanged,
+        unchanged_listed=listed.unchanged_listed,
     )
+
+
+@dataclass(frozen=True)
+class _Listing:
+    """The rows a comparison lists, flips first, and how many rows are the same in every run."""
+
+    rows: list[ScenarioRow]
+    unchanged: int
+    unchanged_listed: bool
 
 
 @dataclass(frozen=True)
@@ -116,27 +217,107 @@ class _Tally:
 
 @dataclass(frozen=True)
 class _Side:
-    """One run of a comparison: its figures, its categories and its final outcomes."""
+    """One run of a comparison: its figures and its categories."""
 
     figures: RunFigures
     categories: dict[str, _Tally]
-    outcomes: dict[Key, Outcome]
     run: RunRecord
     first: RunRecord  # the first run of its chain (the run itself unless merged): plan, scope
 
 
-def _side(store: Store, run: RunRecord, merged: bool) -> _Side:
-    chain = store.run_chain(run) if merged else [run]
-    outcomes = final_outcomes(store, [r.id for r in chain])
-    categories = _tallies(outcomes.values())
-    figures = _figures(run, [r.id for r in chain], outcomes.values(), categories.values())
+def _side(chain: list[RunRecord], outcomes: Mapping[Key, Outcome]) -> _Side:
+    """The last run of `chain` from the final outcomes over it."""
+    sums = _RunSums.of(outcomes.values())
     return _Side(
-        figures=figures,
-        categories=categories,
-        outcomes=outcomes,
-        run=run,
-        first=chain[0],
+        sums.figures(chain[-1], [r.id for r in chain]), sums.tallies(), chain[-1], chain[0]
     )
+
+
+@dataclass(frozen=True)
+class _RunSums:
+    """What a run's figures and categories are computed from. The sums of floats are Python's,
+    of the values in the order read (scenario, epoch), whichever way the run was read."""
+
+    counts: Counter[tuple[str, str]]  # final outcomes by (category, verdict)
+    counted_turns: int
+    costs: list[float]
+    durations: list[float]
+    clusters: list[tuple[int, int]] | None  # with epochs, (passed, counted) by scenario
+
+    @classmethod
+    def of(cls, outcomes: Iterable[FinalRow | Outcome]) -> _RunSums:
+        """From the final outcomes, each (scenario, epoch, category, verdict, turns, cost,
+        duration, ...)."""
+        counts: Counter[tuple[str, str]] = Counter()
+        costs, durations, epochs, turns = [], [], set(), 0
+        counted: dict[str, tuple[int, int]] = {}  # (passed, counted) by scenario
+        for row in outcomes:
+            scenario, epoch, category, verdict, row_turns, cost, duration = row[:7]
+            counts[category, verdict] += 1
+            epochs.add(epoch)
+            if cost is not None:
+                costs.append(cost)
+            durations.append(duration)
+            if verdict in COUNTED_VERDICTS:
+                turns += row_turns
+                passed, count = counted.get(scenario, (0, 0))
+                counted[scenario] = (passed + (verdict == "passed"), count + 1)
+        clusters = list(counted.values()) if len(epochs) > 1 else None
+        return cls(counts, turns, costs, durations, clusters)
+
+    @classmethod
+    def read(cls, reader: Reader, run_id: str, merged: _Read) -> _RunSums:
+        """A run merged as read (`merged`: its durations and costs, in order) with its counts
+        from the database; read again whole where it has two final tries of one attempt, which
+        the database's counts would both count."""
+        if merged.twice:
+            return cls.of(_each_last(final_rows(reader, run_id)))
+        counts: Counter[tuple[str, str]] = Counter()
+        turns = 0
+        for category, verdict, count, verdict_turns in verdict_tallies(reader, run_id):
+            counts[category, verdict] = count
+            turns += verdict_turns if verdict in COUNTED_VERDICTS else 0
+        several = epoch_count(reader, run_id) > 1
+        clusters = counted_by_scenario(reader, run_id, COUNTED_VERDICTS) if several else None
+        costs = [cost for cost in merged.costs if cost is not None]
+        return cls(counts, turns, costs, merged.durations, clusters)
+
+    def tallies(self) -> dict[str, _Tally]:
+        """Passed, counted and errors per category."""
+        counts = self.counts
+        return {
+            name: _Tally(
+                passed=counts[name, "passed"],
+                counted=sum(counts[name, verdict] for verdict in COUNTED_VERDICTS),
+                errors=counts[name, "error"],
+            )
+            for name in sorted({name for name, _ in counts})
+        }
+
+    def figures(self, run: RunRecord, chain: list[str]) -> RunFigures:
+        """The run's figures (`chain`: the runs merged into it)."""
+        tallies = self.tallies().values()
+        passed, counted = sum(t.passed for t in tallies), sum(t.counted for t in tallies)
+        sums = FigureSums(
+            passed=passed,
+            counted=counted,
+            errors=sum(t.errors for t in tallies),
+            attempts=len(self.durations),
+            counted_turns=self.counted_turns,
+            cost_usd=sum(self.costs) if self.costs else None,
+            p50_sec=percentile(self.durations, 50),
+            total_attempt_sec=sum(self.durations),
+            interval=self.interval(passed, counted),
+        )
+        return run_figures(run, chain, sums)
+
+    def interval(self, passed: int, counted: int) -> tuple[tuple[float, float] | None, str]:
+        """A run's accuracy interval and how it was computed: Wilson's with one counted attempt
+        per scenario; with epochs, the cluster-robust interval by scenario (a scenario's attempts
+        are not independent trials), falling back to Wilson's when one scenario was counted."""
+        if self.clusters is None:  # one attempt per scenario
+            return wilson_interval(passed, counted), "wilson"
+        return cluster_interval(self.clusters)
 
 
 def check_whole(side: _Side, baseline: _Side) -> None:
@@ -147,14 +328,15 @@ def check_whole(side: _Side, baseline: _Side) -> None:
     hint = "; compare it anyway with --allow-partial"
     if run.parent_run_id and len(side.figures.merged_runs) < 2:
         raise CompareRefused(
-            f"run {short} is a rerun of {run.parent_run_id[:8]} ({len(side.outcomes)} attempts) "
+            f"run {short} is a rerun of {run.parent_run_id[:8]} ({side.figures.attempt_count} "
+            "attempts) "
             f"read alone, not merged with the run it re-ran: its few pairs say nothing of the "
             f"benchmark; compare it merged (the default, without --no-merge){hint}"
         )
     planned = side.first.planned_attempts
-    if len(side.outcomes) < planned:
+    if side.figures.attempt_count < planned:
         raise CompareRefused(
-            f"run {short} is partial: {len(side.outcomes)} of its {planned} planned "
+            f"run {short} is partial: {side.figures.attempt_count} of its {planned} planned "
             f"attempts finished (status {run.status}); wait for it to finish or rerun it{hint}"
         )
     here, there = _coverage(side.first.settings), _coverage(baseline.first.settings)
@@ -181,17 +363,17 @@ class ScenarioVersions:
         return self.whole_same or not self.unknown
 
 
-def scenario_versions(baseline: _Side, side: _Side) -> ScenarioVersions:
+def scenario_versions(
+    first: RunRecord, run: RunRecord, before: Mapping[Key, Outcome], after: Mapping[Key, Outcome]
+) -> ScenarioVersions:
     """The scenarios in both runs whose own content hash differs, and those that cannot be told
-    (an attempt recorded before per-scenario hashes). Runs of the same whole-benchmark hash have
-    every scenario unchanged (and their scenario hashes are not read)."""
-    if not version_differences(baseline.run, side.run):
+    (an attempt recorded before per-scenario hashes), from each run's final outcomes. Runs of the
+    same whole-benchmark hash have every scenario unchanged (and their scenario hashes are not
+    read)."""
+    if not version_differences(first, run):
         return ScenarioVersions([], [], 0, True)
     return versions_between(
-        baseline.run,
-        side.run,
-        scenario_hashes(baseline.outcomes.values()),
-        scenario_hashes(side.outcomes.values()),
+        first, run, scenario_hashes(before.values()), scenario_hashes(after.values())
     )
 
 
@@ -269,24 +451,11 @@ def _coverage_text(coverage: tuple[tuple[str, ...], object]) -> str:
     return "; ".join(parts) or "all scenarios"
 
 
-def _tallies(outcomes: Iterable[Outcome]) -> dict[str, _Tally]:
-    """Passed, counted and errors per category."""
-    counts = Counter((o.category, o.verdict) for o in outcomes)
-    return {
-        name: _Tally(
-            passed=counts[name, "passed"],
-            counted=sum(counts[name, verdict] for verdict in COUNTED_VERDICTS),
-            errors=counts[name, "error"],
-        )
-        for name in sorted({name for name, _ in counts})
-    }
-
-
 def outcome_figures(run: RunRecord, outcomes: Collection[Outcome]) -> RunFigures:
     """A run's figures (not merged with the runs it re-ran) from its final outcomes alone, as
     its report's summary gives them: what `history` shows of a run with two final tries of one
     attempt."""
-    return _figures(run, [run.id], outcomes, _tallies(outcomes).values())
+    return _RunSums.of(outcomes).figures(run, [run.id])
 
 
 @dataclass(frozen=True)
@@ -331,41 +500,6 @@ def run_figures(run: RunRecord, chain: list[str], sums: FigureSums) -> RunFigure
         partial=partial,
         scope=scope,
     )
-
-
-def _figures(
-    run: RunRecord, chain: list[str], outcomes: Collection[Outcome], tallies: Collection[_Tally]
-) -> RunFigures:
-    """The run's figures from its final outcomes and their tallies per category."""
-    costs = [o.cost_usd for o in outcomes if o.cost_usd is not None]
-    durations = [o.duration_sec for o in outcomes]
-    sums = FigureSums(
-        passed=sum(t.passed for t in tallies),
-        counted=sum(t.counted for t in tallies),
-        errors=sum(t.errors for t in tallies),
-        attempts=len(outcomes),
-        counted_turns=sum(o.turns for o in outcomes if o.verdict in COUNTED_VERDICTS),
-        cost_usd=sum(costs) if costs else None,
-        p50_sec=percentile(durations, 50),
-        total_attempt_sec=sum(durations),
-        interval=accuracy_interval(outcomes),
-    )
-    return run_figures(run, chain, sums)
-
-
-def accuracy_interval(outcomes: Collection[Outcome]) -> tuple[tuple[float, float] | None, str]:
-    """A run's accuracy interval and how it was computed: Wilson's with one counted attempt per
-    scenario; with epochs, the cluster-robust interval by scenario (a scenario's attempts are not
-    independent trials), falling back to Wilson's when one scenario was counted."""
-    if len({outcome.epoch for outcome in outcomes}) < 2:  # one attempt per scenario
-        counted = [outcome.verdict for outcome in outcomes if _counted(outcome)]
-        return wilson_interval(counted.count("passed"), len(counted)), "wilson"
-    clusters: dict[str, tuple[int, int]] = {}
-    for outcome in outcomes:
-        if _counted(outcome):
-            passed, count = clusters.get(outcome.scenario_id, (0, 0))
-            clusters[outcome.scenario_id] = (passed + (outcome.verdict == "passed"), count + 1)
-    return cluster_interval(list(clusters.values()))
 
 
 def cluster_interval(
@@ -442,10 +576,10 @@ def _candidate(
     side: _Side,
     alpha: float,
     versions: ScenarioVersions,
+    pairs: _Pairs,
     paired_anyway: bool = False,
 ) -> CandidateComparison:
-    left_out = set() if paired_anyway else set(versions.changed)
-    table, errors, clusters = _pair_counts(baseline.outcomes, side.outcomes, left_out)
+    table, errors, clusters = pairs.table, pairs.errors, pairs.clusters
     paired = sum(table.values())
     b, c = table["pass_to_fail"], table["fail_to_pass"]
     accuracy = _accuracy_test(table, clusters)
@@ -550,33 +684,51 @@ def _accuracy_test(
     )
 
 
+@dataclass
+class _Pairs:
+    """The 2x2 table of the pairs counted in both runs, the pairs with an error on a side, and
+    per scenario (sum of paired differences, pairs counted in both), added up a pair at a time."""
+
+    table: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("both_passed", "pass_to_fail", "fail_to_pass", "both_failed"), 0
+        )
+    )
+    errors: dict[str, int] = field(
+        default_factory=lambda: dict.fromkeys(
+            ("both_errored", "counted_to_error", "pass_to_error", "error_to_counted"), 0
+        )
+    )
+    clusters: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+    def add(self, scenario: str, before: str, after: str) -> None:
+        """One (scenario, epoch) in both runs, by its verdict in each."""
+        counted_before, counted_after = before in COUNTED_VERDICTS, after in COUNTED_VERDICTS
+        if counted_before and counted_after:
+            passed_before, passed_after = before == "passed", after == "passed"
+            self.table[_cell(passed_before, passed_after)] += 1
+            total, count = self.clusters.get(scenario, (0, 0))
+            self.clusters[scenario] = (total + passed_after - passed_before, count + 1)
+        elif counted_before:
+            self.errors["counted_to_error"] += 1
+            self.errors["pass_to_error"] += before == "passed"
+        elif counted_after:
+            self.errors["error_to_counted"] += 1
+        else:
+            self.errors["both_errored"] += 1
+
+
 def _pair_counts(
     before: Mapping[Key, Outcome], after: Mapping[Key, Outcome], left_out: Collection[str] = ()
-) -> tuple[dict[str, int], dict[str, int], dict[str, tuple[int, int]]]:
-    """The 2x2 table of the pairs counted in both runs, the pairs with an error on a side, and
-    per scenario (sum of paired differences, pairs counted in both); the scenarios `left_out`
-    (changed between the runs) are not paired."""
-    table = {"both_passed": 0, "pass_to_fail": 0, "fail_to_pass": 0, "both_failed": 0}
-    errors = {"both_errored": 0, "counted_to_error": 0, "pass_to_error": 0, "error_to_counted": 0}
-    clusters: dict[str, tuple[int, int]] = {}
+) -> _Pairs:
+    """The pairs of two runs' final outcomes; the scenarios `left_out` (changed between the
+    runs) are not paired."""
+    pairs = _Pairs()
     for key, outcome in before.items():
         other = after.get(key)
-        if other is None or key[0] in left_out:
-            continue
-        counted_before, counted_after = _counted(outcome), _counted(other)
-        if counted_before and counted_after:
-            passed_before, passed_after = outcome.verdict == "passed", other.verdict == "passed"
-            table[_cell(passed_before, passed_after)] += 1
-            total, count = clusters.get(key[0], (0, 0))
-            clusters[key[0]] = (total + passed_after - passed_before, count + 1)
-        elif counted_before:
-            errors["counted_to_error"] += 1
-            errors["pass_to_error"] += outcome.verdict == "passed"
-        elif counted_after:
-            errors["error_to_counted"] += 1
-        else:
-            errors["both_errored"] += 1
-    return table, errors, clusters
+        if other is not None and key[0] not in left_out:
+            pairs.add(key[0], outcome.verdict, other.verdict)
+    return pairs
 
 
 def _run_deltas(before: RunFigures, after: RunFigures) -> dict[str, float | None]:
@@ -586,10 +738,6 @@ def _run_deltas(before: RunFigures, after: RunFigures) -> dict[str, float | None
         "p50_sec_delta": _delta(after.p50_sec, before.p50_sec),
         "total_attempt_sec_delta": after.total_attempt_sec - before.total_attempt_sec,
     }
-
-
-def _counted(outcome: Outcome) -> bool:
-    return outcome.verdict in COUNTED_VERDICTS
 
 
 def _cell(passed_before: bool, passed_after: bool) -> str:
@@ -633,10 +781,12 @@ def _rows(
     `paired_anyway`."""
     every = set().union(*outcomes)
     changed = _changed(outcomes)
-    listed = every if list_unchanged else changed
-    rows = [
-        _row(key, [by_key.get(key) for by_key in outcomes], edited, paired_anyway) for key in listed
-    ]
+    rows = []
+    for key in every if list_unchanged else changed:
+        found = [by_key.get(key) for by_key in outcomes]
+        category = next(outcome.category for outcome in found if outcome is not None)
+        verdicts = [outcome.verdict if outcome else None for outcome in found]
+        rows.append(_row(key, category, verdicts, edited, paired_anyway))
     return sorted(rows, key=_row_order), len(every) - len(changed)
 
 
@@ -654,30 +804,118 @@ def _changed(outcomes: list[dict[Key, Outcome]]) -> set[Key]:
 
 
 def _row(
-    key: Key, found: list[Outcome | None], edited: list[set[str]], paired_anyway: bool
+    key: Key,
+    category: str,
+    verdicts: list[str | None],
+    edited: list[set[str]],
+    paired_anyway: bool,
 ) -> ScenarioRow:
-    category = next(outcome.category for outcome in found if outcome is not None)
+    """A listed row: its verdict in each run (None where a run has none)."""
     changed = [key[0] in scenarios for scenarios in edited]
     return ScenarioRow(
         scenario_id=key[0],
         epoch=key[1],
         category=category,
-        verdicts=[outcome.verdict if outcome else None for outcome in found],
+        verdicts=verdicts,
         flips=[
-            None if was_edited and not paired_anyway else _flip(found[0], other)
-            for other, was_edited in zip(found[1:], changed, strict=True)
+            None if was_edited and not paired_anyway else _flip(verdicts[0], other)
+            for other, was_edited in zip(verdicts[1:], changed, strict=True)
         ],
         changed=changed,
     )
 
 
-def _flip(before: Outcome | None, after: Outcome | None) -> str | None:
-    if before is None or after is None or not (_counted(before) and _counted(after)):
+def _flip(before: str | None, after: str | None) -> str | None:
+    if before not in COUNTED_VERDICTS or after not in COUNTED_VERDICTS:
         return None
-    passed_before, passed_after = before.verdict == "passed", after.verdict == "passed"
+    passed_before, passed_after = before == "passed", after == "passed"
     if passed_before == passed_after:
         return None
     return "pass_to_fail" if passed_before else "fail_to_pass"
+
+
+@dataclass
+class _Read:
+    """What a merge keeps of one run's rows: their durations and costs in order, and whether a
+    (scenario, epoch) came twice (two final tries)."""
+
+    durations: list[float] = field(default_factory=list)
+    costs: list[float | None] = field(default_factory=list)
+    twice: bool = False
+
+    def take(self, row: FinalRow, rows: Iterator[FinalRow]) -> tuple[FinalRow, FinalRow | None]:
+        """The last of the rows with `row`'s (scenario, epoch), kept (of two final tries of one
+        attempt, the later read, as a dict of them would keep); the row after them."""
+        after = next(rows, None)
+        while after is not None and after[1] == row[1] and after[0] == row[0]:
+            row, after, self.twice = after, next(rows, None), True
+        self.durations.append(row[6])
+        self.costs.append(row[5])
+        return row, after
+
+
+class _Merge:
+    """A baseline and a candidate of the same benchmark content merged as they are read, each in
+    (scenario, epoch) order: the pairs, the rows to list (those that differ, or every one when
+    asked), how many rows are the same in both, and what each run's figures need of its rows."""
+
+    def __init__(self, list_unchanged: bool) -> None:
+        self.read = (_Read(), _Read())
+        self.pairs = _Pairs()
+        self.rows: list[ScenarioRow] = []
+        self.unchanged = 0
+        self.list_unchanged = list_unchanged
+
+    @classmethod
+    def of(cls, reader: Reader, runs: Sequence[RunRecord], list_unchanged: bool) -> _Merge:
+        merge = cls(list_unchanged)
+        left, right = (final_rows(reader, run.id) for run in runs)
+        before, after = merge.read
+        a, b = next(left, None), next(right, None)
+        while a is not None and b is not None:
+            if a[0] == b[0] and a[1] == b[1]:
+                (kept, a), (other, b) = before.take(a, left), after.take(b, right)
+                merge.both(kept, other)
+            elif a[:2] < b[:2]:
+                kept, a = before.take(a, left)
+                merge.alone(kept, 0)
+            else:
+                kept, b = after.take(b, right)
+                merge.alone(kept, 1)
+        while a is not None:
+            kept, a = before.take(a, left)
+            merge.alone(kept, 0)
+        while b is not None:
+            kept, b = after.take(b, right)
+            merge.alone(kept, 1)
+        return merge
+
+    def alone(self, row: FinalRow, side: int) -> None:
+        """A (scenario, epoch) of one run only."""
+        verdicts: list[str | None] = [None, None]
+        verdicts[side] = row[3]
+        self.rows.append(_row((row[0], row[1]), row[2], verdicts, [set()], False))
+
+    def both(self, before: FinalRow, after: FinalRow) -> None:
+        """A (scenario, epoch) in both runs."""
+        self.pairs.add(before[0], before[3], after[3])
+        same = before[3] == after[3]
+        self.unchanged += same
+        if not same or self.list_unchanged:
+            verdicts: list[str | None] = [before[3], after[3]]
+            self.rows.append(_row((before[0], before[1]), before[2], verdicts, [set()], False))
+
+
+def _each_last(rows: Iterator[FinalRow]) -> Iterator[FinalRow]:
+    """The rows, of two with the same (scenario, epoch) the later."""
+    held = next(rows, None)
+    if held is None:
+        return
+    for row in rows:
+        if row[1] != held[1] or row[0] != held[0]:
+            yield held
+        held = row
+    yield held
 
 
 def _row_order(row: ScenarioRow) -> tuple[int, str, int]:
