@@ -69,8 +69,11 @@ def test_usage_missing_from_the_stream_comes_from_an_unstreamed_twin(
 
     streamed = [body for body in llm.requests if body.get("stream")]
     whole = [body for body in llm.requests if not body.get("stream")]
-    assert len(whole) == len(streamed)  # every streamed call has its twin
-    samples = [s for s in load_samples(store, run.id) if s.phase != "warmup"]
+    every = load_samples(store, run.id)
+    # every kept streamed call has its twin; a call taken again (the client stalled during it,
+    # as on a loaded machine) or retried sent more than one streamed request
+    assert len(whole) == len(streamed) - sum(s.retakes + s.retries for s in every)
+    samples = [s for s in every if s.phase != "warmup"]
     assert {s.usage_source for s in samples} == {"twin"}
     assert {s.tokens_out for s in samples} == {24}
     assert report.usage_sources == {"twin": report.samples}
