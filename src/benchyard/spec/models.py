@@ -19,7 +19,7 @@ from pydantic import (
 
 from benchyard.spec.haystack import HaystackSpec, expand
 from benchyard.spec.problems import format_field
-from benchyard.spec.profiles import PROFILE_NAME, ProfileSpec
+from benchyard.spec.profile_spec import PROFILE_NAME, ProfileSpec
 from benchyard.spec.tools import ToolReference, ToolSpec, numbers_as_text
 
 SCENARIO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]*$")

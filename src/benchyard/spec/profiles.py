@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchyard.errors import BenchyardError
+from benchyard.spec.profile_spec import ProfileSpec
 
 if TYPE_CHECKING:
     from benchyard.spec.loader import Benchmark, ProblemCollector
@@ -31,23 +30,6 @@ if TYPE_CHECKING:
 
 FULL = "full"
 BUILT_IN_PER_CATEGORY = {"quick": 2, "standard": 8}
-PROFILE_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-
-
-class ProfileSpec(BaseModel):
-    """A named subset of a benchmark's scenarios: `ids` (in that order), else the scenarios that
-    match every filter, at most `per_category` of each category, spread evenly."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    description: str = ""
-    ids: list[str] = Field(default_factory=list, description="These scenarios, and no others.")
-    filters: list[str] = Field(
-        default_factory=list, description="As `--filter`: category:X, tag:X, id:GLOB, ..."
-    )
-    per_category: int | None = Field(
-        default=None, ge=1, description="At most this many scenarios of each category."
-    )
 
 
 class UnknownProfile(BenchyardError):
