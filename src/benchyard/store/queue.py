@@ -29,6 +29,8 @@ from sqlalchemy import Connection, and_, func, insert, or_, select, update
 from sqlalchemy.exc import OperationalError
 
 from benchyard.errors import BenchyardError
+from benchyard.store import run_reads
+from benchyard.store.lite import EngineReader
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.schema import attempt_queue, run_resumes, runs
 from benchyard.store.store import Store, insert_attempts, insert_run
@@ -557,10 +559,7 @@ class Queue:
             return {str(value) for value in connection.execute(query.distinct()).scalars()}
 
     def resumes(self, run_id: str) -> list[ResumeRecord]:
-        query = select(run_resumes).where(run_resumes.c.run_id == run_id)
-        with self.engine.connect() as connection:
-            rows = connection.execute(query.order_by(run_resumes.c.id)).all()
-        return [_resume(row._asdict()) for row in rows]
+        return run_reads.run_resumes(EngineReader(self.engine), run_id)
 
 
 def _lost_cause(rows: Sequence[Any], worker: WorkerIdentity, dead: Collection[int]) -> str:
@@ -586,10 +585,3 @@ def _unclaimed(state: str) -> dict[str, Any]:
         "node": None,
         "stuck_since": None,
     }
-
-
-def _resume(values: dict[str, Any]) -> ResumeRecord:
-    values.pop("id")
-    at = values["at"]
-    values["at"] = at.replace(tzinfo=UTC) if at.tzinfo is None else at
-    return ResumeRecord(**values)

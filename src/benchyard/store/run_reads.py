@@ -17,11 +17,11 @@ _RUN_ID_PREFIX = re.compile(r"[0-9a-f]{1,32}")
 
 
 class RunNotFound(BenchyardError):
-    """No run, or several, match a reference (as store/store.py's, for a Reader)."""
+    """A run reference that matches no run, or more than one."""
 
 
 def resolve_run(reader: Reader, reference: str) -> RunRecord:
-    """A run id, a unique id prefix, `latest` or `latest~N` (as Store.resolve_run reads them)."""
+    """A run id, a unique id prefix, `latest` or `latest~N`."""
     columns = ", ".join(RUN_COLUMNS)
     latest = LATEST.match(reference)
     if latest:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
@@ -22,10 +21,9 @@ from sqlalchemy import (
 )
 from sqlalchemy.exc import SQLAlchemyError
 
-from benchyard.errors import BenchyardError
 from benchyard.runner import trajectory as trajectory_codec
 from benchyard.store import outputs as outputs_codec
-from benchyard.store import run_list
+from benchyard.store import run_list, run_reads
 from benchyard.store.engine import (
     OpenedFile,
     StoreUnavailable,
@@ -35,9 +33,9 @@ from benchyard.store.engine import (
 )
 from benchyard.store.lite import EngineReader
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
+from benchyard.store.run_reads import RunNotFound as RunNotFound
 from benchyard.store.schema import attempts, check_results, runs
 
-LATEST = re.compile(r"^latest(?:~(\d+))?$")
 _EVIDENCE_COLUMNS = ("trajectory", "patch", "outputs")  # compressed blobs
 _ATTEMPT_COLUMNS = tuple(
     column.name for column in attempts.columns if column.name not in _EVIDENCE_COLUMNS
@@ -52,10 +50,6 @@ _CHECK_COLUMNS = (
     *(check_results.c[f.name] for f in fields(CheckRecord)),
 )
 STREAM_CHUNK = 500  # attempts read at once by `stream_attempts`
-
-
-class RunNotFound(BenchyardError):
-    """A run reference that matches no run, or more than one."""
 
 
 class Store:
@@ -124,32 +118,7 @@ class Store:
 
     def resolve_run(self, reference: str) -> RunRecord:
         """A run id, a unique id prefix, `latest` or `latest~N`."""
-        latest = LATEST.match(reference)
-        if latest:
-            back = int(latest.group(1) or 0)
-            query = (
-                select(runs)
-                .order_by(runs.c.started_at.desc(), runs.c.id.desc())
-                .offset(back)
-                .limit(1)
-            )
-            with self.engine.connect() as connection:
-                row = connection.execute(query).first()
-            if row is None:
-                count = self.count_runs()
-                raise RunNotFound(f"'{reference}': the store holds {count} run(s)")
-            return run_from_row(row)
-        if not re.fullmatch(r"[0-9a-f]{1,32}", reference):
-            raise RunNotFound(f"'{reference}' is not a run id, id prefix, 'latest' or 'latest~N'")
-        with self.engine.connect() as connection:
-            rows = connection.execute(
-                select(runs).where(runs.c.id.like(reference + "%")).limit(2)
-            ).all()
-        if not rows:
-            raise RunNotFound(f"no run matches '{reference}' (see `benchyard runs`)")
-        if len(rows) > 1:
-            raise RunNotFound(f"'{reference}' matches several runs; give more characters of the id")
-        return run_from_row(rows[0])
+        return run_reads.resolve_run(self.reader, reference)
 
     def count_runs(self) -> int:
         with self.engine.connect() as connection:
