@@ -152,14 +152,15 @@ def history(
     db: DbOption = None,
 ) -> None:
     """A benchmark's score over runs, oldest first: commit, date, accuracy and interval, cost."""
-    from benchyard.cli.context import load_project, open_store
+    from benchyard.cli.context import reading
     from benchyard.cli.render import print_renderables
     from benchyard.report.compare_render import history_markdown, history_rows, rich_table
     from benchyard.report.history import benchmark_history
 
     _check_format(format)
-    store = open_store(db, load_project())
-    points = benchmark_history(store, _benchmark_name(benchmark), agent, limit)
+    name = _benchmark_name(benchmark)
+    with reading(db) as reader:  # sqlite3 for a SQLite store at the head revision
+        points = benchmark_history(reader, name, agent, limit)
     if format == "json":
         from benchyard.report.listing import dump_json
         from benchyard.report.outputs import history_entries

@@ -125,6 +125,17 @@ def test_report_reads_a_sqlite_store_without_sqlalchemy(
     assert json.loads(written.read_text(encoding="utf-8"))["run"]["resumes"]
 
 
+def test_history_reads_a_sqlite_store_without_sqlalchemy(
+    store: Store, url: str, tmp_path: Path
+) -> None:
+    name = store.get_run(RUN).benchmark_name
+    for args in (["history", name], ["history", name, "--format", "json"]):
+        modules = imported_by([*args, "--db", url], tmp_path)
+
+        assert "benchyard.report.history" in modules
+        assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+
+
 def test_a_merged_report_is_read_through_sqlalchemy(store: Store, url: str, tmp_path: Path) -> None:
     """What report/build.py folds attempt by attempt (here a merged report) reads the Store."""
     modules = imported_by(["report", "latest", "--merged", "--db", url], tmp_path)
