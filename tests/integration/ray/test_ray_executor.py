@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import uuid
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,7 @@ def test_a_node_killed_mid_run_loses_nothing_and_runs_nothing_twice(
             what="attempts finished on both nodes and one running on b",
         )
         on_b = [key for key, node in _queued_nodes(pg_store, run_id).items() if node == ON_B]
+        killed_at = datetime.now(UTC)
         killed = cluster.kill_node(WORKER_NODE)
         assert killed, "node b had processes to kill"
         assert worker.process.wait(timeout=300) == 0
@@ -187,12 +189,17 @@ def test_a_node_killed_mid_run_loses_nothing_and_runs_nothing_twice(
     tries = pg_store.attempts(run_id, include_superseded=True)
     assert len(tries) == attempts  # one try per attempt: nothing recorded twice, nothing lost
     assert len({(t.scenario_id, t.epoch) for t in tries}) == attempts
-    ran_on = {f"{t.scenario_id}/{t.epoch}": t.node for t in tries}
-    assert set(ran_on.values()) == {ON_HEAD, ON_B}
-    assert on_b and all(ran_on[key] == ON_HEAD for key in on_b)  # lost on b, run again on head
+    ran_on = {f"{t.scenario_id}/{t.epoch}": t for t in tries}
+    assert {t.node for t in tries} == {ON_HEAD, ON_B}
+    # Each attempt running on b when it was looked at was either recorded by b before the kill
+    # (on a loaded machine the 1-second agent may end between the look and the kill) or lost
+    # with b and run again on head; nothing b recorded is dated after its death.
+    lost = [key for key in on_b if ran_on[key].node == ON_HEAD]
+    assert all(ran_on[key].finished_at <= killed_at for key in on_b if key not in lost)
+    assert all(t.finished_at <= killed_at for t in tries if t.node == ON_B)
     resumes = Queue(pg_store).resumes(run_id)
     assert resumes and all(r.lost_worker == ON_B and r.action == "requeued" for r in resumes)
-    assert sum(r.requeued for r in resumes) >= len(on_b)
+    assert sum(r.requeued for r in resumes) >= max(len(lost), 1)
     assert all("died mid-attempt" in r.cause for r in resumes)  # the node, or its worker
     shown = pg_cli("show", run_id)
     assert f"worker {ON_B} was lost" in shown.output
