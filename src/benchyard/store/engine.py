@@ -5,6 +5,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import re
+import sqlite3
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,9 +16,9 @@ from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, m
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from benchyard.errors import BenchyardError
+from benchyard.store.lite import BUSY_TIMEOUT_SEC, MIGRATIONS, head_revisions
 from benchyard.store.lite import DEFAULT_DB_DIR as DEFAULT_DB_DIR
 from benchyard.store.lite import DEFAULT_DB_FILE as DEFAULT_DB_FILE
-from benchyard.store.lite import MIGRATIONS, head_revisions
 from benchyard.store.lite import default_db_url as default_db_url
 from benchyard.store.lite import head_revision as head_revision
 from benchyard.store.lite import resolve_db_url as resolve_db_url
@@ -33,6 +35,7 @@ class StoreGone(StoreUnavailable):
 SUPPORTED = "sqlite (sqlite:///path/to/store.db) and postgresql (postgresql://user@host/database)"
 _DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
 MIGRATION_LOCK_KEY = 0x62656E6368796172  # "benchyar": PostgreSQL's advisory lock of migrations
+WAL_SWITCH_RETRY_SEC = 0.02
 
 
 def with_driver(url: str) -> str:
@@ -77,11 +80,26 @@ def sqlite_file(url: URL) -> Path | None:
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
     cursor = connection.cursor()
-    cursor.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL waits on other writers
-    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute(f"PRAGMA busy_timeout={round(BUSY_TIMEOUT_SEC * 1000)}")
+    _switch_to_wal(cursor)
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """`PRAGMA journal_mode=WAL`, tried again while the database is busy: while another connection
+    writes a store not yet in WAL mode (processes creating a new store at once), SQLite fails the
+    switch at once, without waiting on the busy timeout as its other statements do."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SEC
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(WAL_SWITCH_RETRY_SEC)
 
 
 def make_engine(url: str) -> Engine:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 DEFAULT_DB_DIR = ".benchyard"
 DEFAULT_DB_FILE = "benchyard.db"
-BUSY_TIMEOUT_SEC = 10.0  # as engine.py's PRAGMA busy_timeout=10000
+BUSY_TIMEOUT_SEC = 10.0  # how long a statement waits on another connection's lock (engine.py too)
 SQLITE_HEADER = b"SQLite format 3\x00"
 MIGRATIONS = Path(__file__).parent / "migrations"
 
