@@ -6,13 +6,10 @@ benchmark with their references (61/74 passed). Each copy of the library must no
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import os
 import shutil
 import subprocess
+import sys
 import sysconfig
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -68,48 +65,30 @@ def _system_site() -> Path:
     )
 
 
-@contextlib.contextmanager
-def _system_site_lock(site: Path, mode: int) -> Iterator[None]:
-    """The lock that serialises these tests across test sessions on one machine: a system-wide
-    install holds it exclusively, and a test whose sandbox sees the system site directory (every
-    sandbox scans it for library copies) holds it shared, so that no other session's install
-    appears or vanishes under it."""
-    with (site.parent / ".benchyard-security-test.lock").open("w") as lock:
-        fcntl.flock(lock, mode)
-        yield
-
-
 @pytest.fixture
-def system_install() -> Iterator[Path]:
-    """benchyard in the system Python's /usr/local site directory for this test, removed after
-    (serialised with any other session's)."""
+def system_install(tmp_path: Path) -> tuple[Path, Path]:
+    """The system site directory, and a private one to be mounted over it holding benchyard, as
+    installed system-wide (`in_system_install`): other test sessions on this machine, whose
+    sandboxes show /usr/local too, never see it come and go."""
     site = _system_site()
-    if not site.is_relative_to("/usr/local") or not os.access(site.parent, os.W_OK):
-        pytest.skip(f"cannot install into the system site directory {site}")
-    site.mkdir(parents=True, exist_ok=True)
-    with _system_site_lock(site, fcntl.LOCK_EX):
-        if (site / "benchyard").exists():
-            pytest.skip(f"benchyard is really installed in {site}: not touching it")
-        _copy_package(site)
-        try:
-            yield site / "benchyard"
-        finally:
-            shutil.rmtree(site / "benchyard", ignore_errors=True)
+    if (site / "benchyard").exists():
+        pytest.skip(f"benchyard is really installed in {site}: not covering it")
+    private = tmp_path / "dist-packages"
+    private.mkdir()
+    _copy_package(private)
+    return site, private
+
+
+def in_system_install(system_install: tuple[Path, Path], command: list[str]) -> list[str]:
+    """`command` in a mount namespace of its own where `site` shows the private site directory."""
+    site, private = system_install
+    mount = 'mount --bind "$1" "$2" && shift 2 && exec "$@"'
+    namespace = ["unshare", "--mount", "--propagation", "private", "sh", "-c", mount, "sh"]
+    return [*namespace, str(private), str(site), *command]
 
 
 @pytest.fixture
-def no_system_install_meanwhile() -> Iterator[None]:
-    """No other session's system-wide install comes or goes while the test runs."""
-    site = _system_site()
-    if not site.parent.is_dir() or not os.access(site.parent, os.W_OK):
-        yield
-        return
-    with _system_site_lock(site, fcntl.LOCK_SH):
-        yield
-
-
-@pytest.fixture
-def agent_venv(project: Path, no_system_install_meanwhile: None) -> Path:
+def agent_venv(project: Path) -> Path:
     """A virtualenv of the system Python, with benchyard installed into it, that the agent's
     interpreter comes from."""
     venv = project / "venv"
@@ -125,12 +104,19 @@ def agent_venv(project: Path, no_system_install_meanwhile: None) -> Path:
     return venv
 
 
+def _attack_args(benchmark: str, command: str, sandbox: str) -> list[str]:
+    return ["run", benchmark, "--agent-cmd", command, "--sandbox", sandbox, "--limit", "2", "-q"]
+
+
 def _attack(cli: Cli, benchmark: str, command: str, sandbox: str) -> list[str]:
-    result = cli(
-        "run", benchmark, "--agent-cmd", command, "--sandbox", sandbox, "--limit", "2", "-q"
-    )
+    result = cli(*_attack_args(benchmark, command, sandbox))
     assert result.exit_code in (0, 1), result.output
-    store = Store.open(cli.db_url)
+    return _outputs(cli.db_url)
+
+
+def _outputs(db_url: str) -> list[str]:
+    """The stdout of each attempt of the latest run."""
+    store = Store.open(db_url)
     try:
         run = store.resolve_run("latest")
         return [a.stdout or "" for a in store.attempts(run.id, with_evidence=True)]
@@ -140,14 +126,24 @@ def _attack(cli: Cli, benchmark: str, command: str, sandbox: str) -> list[str]:
 
 @pytest.mark.parametrize("benchmark", ["starter", "hard"])
 def test_a_system_wide_install_shows_no_reference_to_a_bwrap_agent(
-    benchmark: str, project: Path, db_url: str, system_install: Path
+    benchmark: str, project: Path, db_url: str, system_install: tuple[Path, Path]
 ) -> None:
     agent = project / "search.py"
     agent.write_text(SEARCH, encoding="utf-8")
-    outputs = _attack(Cli(db_url, project), benchmark, f"{SYSTEM_PYTHON} {agent}", "bwrap")
+    args = _attack_args(benchmark, f"{SYSTEM_PYTHON} {agent}", "bwrap")
+    benchyard_run = [sys.executable, "-m", "benchyard", *args, "--db", db_url]
+    run = subprocess.run(
+        in_system_install(system_install, benchyard_run),
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode in (0, 1), run.stdout + run.stderr
+    outputs = _outputs(db_url)
     assert len(outputs) == 2
+    site, _ = system_install
     for stdout in outputs:
-        assert f"package {system_install}" in stdout  # the installed package is in view ...
+        assert f"package {site / 'benchyard'}" in stdout  # the installed package is in view ...
         assert "FOUND" not in stdout  # ... but not one file of its library
 
 
