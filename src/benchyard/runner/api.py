@@ -20,7 +20,7 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.runner.grading import Grade, grade
 from benchyard.runner.isolation import refuse_store_url
 from benchyard.runner.loop import run_async
-from benchyard.runner.plan import Plan, PlannedAttempt, plan_attempts
+from benchyard.runner.plan import Plan, PlannedAttempt, plan_attempts, planned_ids
 from benchyard.runner.recorded import (
     RunRefused,
     recorded_agent,
@@ -297,7 +297,7 @@ def enqueue(
         raise RunRefused(
             f"{error}: a worker could not rebuild this run from its record; run it inline"
         ) from None
-    Queue(store).enqueue(run, [(planned.scenario.id, planned.epoch) for planned in plan])
+    Queue(store).enqueue(run, planned_ids(plan))
     return run
 
 

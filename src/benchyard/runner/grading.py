@@ -71,11 +71,14 @@ def _error_text(error: BaseException) -> str:
         return "(its message could not be shown)"
 
 
+PARAMS_KEPT = 256  # check specs kept validated, the oldest dropped first
 _params_cache: dict[int, tuple[CheckSpec, CheckType, CheckParams]] = {}
 
 
 def _prepared(spec: CheckSpec) -> tuple[CheckType, CheckParams]:
-    """The check type and validated parameters of a spec, validated once per spec object."""
+    """The check type and validated parameters of a spec, validated once per spec object while
+    it is among the PARAMS_KEPT last validated. Bounded because each entry holds its spec: a run
+    reads its scenarios again from their lines (spec/scenario_index.py), each time new specs."""
     cached = _params_cache.get(id(spec))
     if cached is None or cached[0] is not spec:
         check_type = get_check_type(spec.type)
@@ -84,6 +87,8 @@ def _prepared(spec: CheckSpec) -> tuple[CheckType, CheckParams]:
                 FailureKind.HARNESS_ERROR, f"check type '{spec.type}' is not installed"
             )
         cached = (spec, check_type, check_type.params.model_validate(spec.params))
+        if len(_params_cache) >= PARAMS_KEPT:
+            del _params_cache[next(iter(_params_cache))]
         _params_cache[id(spec)] = cached
     return cached[1], cached[2]
 

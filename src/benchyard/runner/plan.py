@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import overload
 
 from benchyard.spec.models import Scenario
+from benchyard.spec.scenario_index import fields_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,17 @@ class Plan(Sequence[PlannedAttempt]):
         for epoch in range(1, self.epochs + 1):
             for scenario in self.scenarios:
                 yield PlannedAttempt(scenario, epoch)
+
+
+def planned_ids(plan: Sequence[PlannedAttempt]) -> Iterator[tuple[str, int]]:
+    """Each planned attempt's scenario id and epoch, in order; of a Plan, without reading its
+    scenarios (a ScenarioIndex's ids are in its index: spec/scenario_index.py)."""
+    if not isinstance(plan, Plan):
+        yield from ((planned.scenario.id, planned.epoch) for planned in plan)
+        return
+    for epoch in range(1, plan.epochs + 1):
+        for chosen in fields_of(plan.scenarios):
+            yield chosen.id, epoch
 
 
 def plan_attempts(

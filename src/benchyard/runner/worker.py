@@ -38,7 +38,7 @@ from benchyard.runner.execute import (
     default_work_root,
 )
 from benchyard.runner.failures import FailureKind
-from benchyard.runner.plan import PlannedAttempt
+from benchyard.runner.plan import PlannedAttempt, planned_ids
 from benchyard.runner.run_events import Listeners
 from benchyard.runner.run_scratch import SCRATCH_PREFIX, pid_alive, remove_scratch_of
 from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
@@ -466,13 +466,10 @@ async def execute_run(
     worker = Worker(store, options, observer, executor=executor)
     worker.gate = gate
     worker.queue.enqueue(
-        run,
-        ((planned.scenario.id, planned.epoch) for planned in plan),
-        holder=worker.identity,
-        lease_sec=options.lease_sec,
+        run, planned_ids(plan), holder=worker.identity, lease_sec=options.lease_sec
     )
     try:
-        worker.adopt(run, benchmark, agent, settings, {planned.scenario.id for planned in plan})
+        worker.adopt(run, benchmark, agent, settings, {sid for sid, _ in planned_ids(plan)})
         await worker.serve(run)
     finally:
         paused = False

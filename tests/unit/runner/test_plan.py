@@ -3,9 +3,13 @@ an object per attempt."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from benchyard.runner.plan import Plan, plan_attempts
+from benchyard.benchmarks.loader import load_benchmark
+from benchyard.runner.plan import Plan, plan_attempts, planned_ids
 from benchyard.spec.models import Scenario
 
 
@@ -44,3 +48,24 @@ def test_reading_past_the_end_of_a_plan_is_an_index_error(index: int) -> None:
 def test_an_empty_plan_is_falsy() -> None:
     assert not plan_attempts(_scenarios(3), epochs=1, limit=0)
     assert not plan_attempts([], epochs=4)
+
+
+def test_planned_ids_are_the_plans_attempts_in_order() -> None:
+    plan = plan_attempts(_scenarios(3), epochs=2, limit=2)
+    assert list(planned_ids(plan)) == [(p.scenario.id, p.epoch) for p in plan]
+    assert list(planned_ids(list(plan))) == [("s0", 1), ("s1", 1), ("s0", 2), ("s1", 2)]
+
+
+def test_planned_ids_of_a_lazy_benchmark_read_no_scenario(tmp_path: Path) -> None:
+    """The ids come from the benchmark's index: a scenario file gone since the load (which would
+    stop a read) does not matter."""
+    (tmp_path / "scenarios").mkdir()
+    (tmp_path / "benchmark.yaml").write_text("name: b\nversion: '1'\n", encoding="utf-8")
+    lines = [
+        json.dumps({"id": f"q{i}", "stimulus": "hi", "checks": [{"type": "equals", "value": "x"}]})
+        for i in range(3)
+    ]
+    (tmp_path / "scenarios" / "all.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plan = plan_attempts(load_benchmark(tmp_path).scenarios, epochs=2)
+    (tmp_path / "scenarios" / "all.jsonl").unlink()
+    assert list(planned_ids(plan)) == [(f"q{i}", epoch) for epoch in (1, 2) for i in range(3)]
