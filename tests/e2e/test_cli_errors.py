@@ -55,6 +55,13 @@ class Command:
         return " ".join(self.words)
 
 
+def _takes_path(param: Any) -> bool:
+    """Whether a parameter is a path: Typer up to 0.28 gives it a `path` type, 0.29 an
+    annotation (pyproject.toml caps Typer below 0.29; either is read)."""
+    annotation = str(getattr(getattr(param, "type_descriptor", None), "annotation", ""))
+    return "Path" in annotation or getattr(getattr(param, "type", None), "name", "") == "path"
+
+
 def _commands() -> Iterator[Command]:
     def walk(command: Any, words: tuple[str, ...]) -> Iterator[Command]:
         subcommands = getattr(command, "commands", None)
@@ -68,9 +75,8 @@ def _commands() -> Iterator[Command]:
                 continue
             longs = [o for o in param.opts if o.startswith("--")]
             option = (longs or list(param.opts))[0] if param.param_type_name == "option" else None
-            annotation = str(getattr(param.type_descriptor, "annotation", ""))
             many = param.nargs == -1
-            params.append(Param(param.name, option, param.required, "Path" in annotation, many))
+            params.append(Param(param.name, option, param.required, _takes_path(param), many))
         has_db = any(param.name == "db" for param in command.params)
         yield Command(words, tuple(params), has_db)
 

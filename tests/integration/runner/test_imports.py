@@ -155,6 +155,19 @@ def test_runs_reads_a_sqlite_store_without_sqlalchemy(tmp_path: Path) -> None:
         assert "benchyard.config" not in modules  # no benchyard.yaml to read
 
 
+def test_runs_as_a_table_imports_no_pydantic(tmp_path: Path) -> None:
+    """Typer below 0.29 (pyproject.toml's cap) parses options without pydantic, and the table
+    needs none of the JSON models: pydantic's import and plugin scan are a third of `runs`."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1")])
+    imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", url], tmp_path)
+
+    modules = imported_by(["runs", "--db", url], tmp_path)
+
+    assert "benchyard.store.lite" in modules
+    assert sorted(m for m in modules if m.split(".")[0] in ("pydantic", "pydantic_core")) == []
+
+
 def test_runs_creates_a_missing_sqlite_store_through_sqlalchemy(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'new' / 'store.db'}"
 
