@@ -59,6 +59,14 @@ def planned_ids(plan: Sequence[PlannedAttempt]) -> Iterator[tuple[str, int]]:
             yield chosen.id, epoch
 
 
+def planned_scenario_ids(plan: Sequence[PlannedAttempt]) -> set[str]:
+    """The ids of the scenarios a plan attempts, in one pass over its scenarios whatever its
+    epochs (of a Plan, read from its index as planned_ids reads them)."""
+    if not isinstance(plan, Plan):
+        return {planned.scenario.id for planned in plan}
+    return {chosen.id for chosen in fields_of(plan.scenarios)}
+
+
 def plan_attempts(
     scenarios: Sequence[Scenario], *, epochs: int = 1, limit: int | None = None
 ) -> Plan:

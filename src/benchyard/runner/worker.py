@@ -38,7 +38,7 @@ from benchyard.runner.execute import (
     default_work_root,
 )
 from benchyard.runner.failures import FailureKind
-from benchyard.runner.plan import PlannedAttempt, planned_ids
+from benchyard.runner.plan import PlannedAttempt, planned_ids, planned_scenario_ids
 from benchyard.runner.run_events import Listeners
 from benchyard.runner.run_scratch import SCRATCH_PREFIX, pid_alive, remove_scratch_of
 from benchyard.runner.watchdog import ABANDON_GRACE_SEC, WATCHDOG_CAUSE, overdue
@@ -469,7 +469,7 @@ async def execute_run(
         run, planned_ids(plan), holder=worker.identity, lease_sec=options.lease_sec
     )
     try:
-        worker.adopt(run, benchmark, agent, settings, {sid for sid, _ in planned_ids(plan)})
+        worker.adopt(run, benchmark, agent, settings, planned_scenario_ids(plan))
         await worker.serve(run)
     finally:
         paused = False

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from benchyard.benchmarks.loader import load_benchmark
-from benchyard.runner.plan import Plan, plan_attempts, planned_ids
+from benchyard.runner.plan import Plan, plan_attempts, planned_ids, planned_scenario_ids
 from benchyard.spec.models import Scenario
 
 
@@ -54,6 +54,21 @@ def test_planned_ids_are_the_plans_attempts_in_order() -> None:
     plan = plan_attempts(_scenarios(3), epochs=2, limit=2)
     assert list(planned_ids(plan)) == [(p.scenario.id, p.epoch) for p in plan]
     assert list(planned_ids(list(plan))) == [("s0", 1), ("s1", 1), ("s0", 2), ("s1", 2)]
+
+
+def test_planned_scenario_ids_go_over_the_scenarios_once_whatever_the_epochs() -> None:
+    class Counted(list[Scenario]):
+        reads = 0
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            Counted.reads += 1
+            return super().__iter__()
+
+    scenarios = Counted(_scenarios(3))
+    plan = Plan(scenarios, 5)
+    assert planned_scenario_ids(plan) == {"s0", "s1", "s2"}
+    assert Counted.reads == 1
+    assert planned_scenario_ids(list(plan_attempts(_scenarios(2), epochs=3))) == {"s0", "s1"}
 
 
 def test_planned_ids_of_a_lazy_benchmark_read_no_scenario(tmp_path: Path) -> None:
