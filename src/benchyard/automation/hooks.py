@@ -19,13 +19,16 @@ import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlalchemy.exc import SQLAlchemyError
 
-from benchyard.automation.webhook_config import WebhookConfig, register_webhook_secrets
 from benchyard.errors import BenchyardError
 from benchyard.runner.run_events import register_listener
 from benchyard.store.store import Store
+
+if TYPE_CHECKING:  # imported with the benchyard.yaml that configures webhooks (config.py)
+    from benchyard.automation.webhook_config import WebhookConfig
 
 Log = Callable[[str], None]
 Clock = Callable[[], datetime]
@@ -93,7 +96,10 @@ class WorkerHooks:
                 return self._webhooks
             register_secrets(config)  # what the payloads must not carry
             self._webhooks = dict(config.webhooks)
-            register_webhook_secrets(self._webhooks)
+            if self._webhooks:
+                from benchyard.automation.webhook_config import register_webhook_secrets
+
+                register_webhook_secrets(self._webhooks)
         return self._webhooks
 
     def start(self, *, schedules: bool) -> None:

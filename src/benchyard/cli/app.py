@@ -57,6 +57,8 @@ GROUPS: dict[str, str] = {
     "schedule": "automation_commands:schedule_app",
     "webhooks": "automation_commands:webhooks_app",
 }
+# Commands that run attempts: garbage collection is held while they start (benchyard/startup.py).
+RUNNING_COMMANDS = ("run", "rerun")
 
 
 def _load(target: str) -> Any:
@@ -182,6 +184,10 @@ def _program_name() -> str:
 
 def main() -> None:
     args = sys.argv[1:]
+    if args and args[0] in RUNNING_COMMANDS:
+        from benchyard.startup import hold_collection
+
+        hold_collection()
     if _help_from_text(args):
         _print_help(bool(args))
     else:

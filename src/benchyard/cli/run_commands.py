@@ -35,6 +35,7 @@ from benchyard.cli.spend_options import (
 from benchyard.report.gate import GateOn
 
 if TYPE_CHECKING:
+    from benchyard.config import ProjectConfig
     from benchyard.report.gate import FinalCounts, GateCounts, GateFailure
     from benchyard.report.model import RunReport
     from benchyard.runner.execute import RunObserver, RunSettings
@@ -200,7 +201,6 @@ def run(
 ) -> None:
     """Run a benchmark against an agent; every attempt lands in the store. Exits 0, 1 under
     --fail-under, 3 when every attempt errored or timed out (see docs/exit-codes.md)."""
-    from benchyard.automation.hooks import listen_to_workers
     from benchyard.benchmarks.loader import load_benchmark
     from benchyard.cli.context import load_project, open_store
     from benchyard.cli.executor_options import open_executor
@@ -209,13 +209,13 @@ def run(
     from benchyard.sandbox.registry import default_sandbox_name
 
     check_list_format(format)
-    listen_to_workers()  # its worker's ended run compared and announced, webhooks
     if enqueue and (executor != "local" or ray_address):
         raise typer.BadParameter(
             "a queued run executes where its worker runs it: give --executor to `benchyard worker`",
             param_hint="--executor",
         )
     config = load_project()
+    _announce_to_webhooks(config)
     chosen = resolve_agent(config, agent, agent_cmd, agent_name, bridge)
     loaded = load_benchmark(benchmark)
     where = open_executor(executor, ray_address)
@@ -287,6 +287,16 @@ def run(
         )
     finally:
         where.close()
+
+
+def _announce_to_webhooks(config: ProjectConfig) -> None:
+    """The run this command's worker ends compared and announced to benchyard.yaml's webhooks
+    (automation/hooks.py). Without webhooks that would do nothing (a run executed inline is no
+    schedule's: schedules queue theirs), so automation is not even imported."""
+    if config.webhooks:
+        from benchyard.automation.hooks import listen_to_workers
+
+        listen_to_workers()
 
 
 def _execute_and_report(
@@ -447,18 +457,17 @@ def rerun(
 ) -> None:
     """Re-run part of a run into a new run linked to it (`report --merged` shows the combined
     result; --fail-under gates on that merged result)."""
-    from benchyard.automation.hooks import listen_to_workers
     from benchyard.cli.context import load_project, open_store
     from benchyard.report.render import plural
     from benchyard.runner.api import execute, plan_rerun
 
     check_list_format(format)
-    listen_to_workers()  # its worker's ended run compared and announced, webhooks
     if failed == recover:
         raise typer.BadParameter(
             "say what to re-run: --failed or --recover", param_hint="--failed/--recover"
         )
     config = load_project()
+    _announce_to_webhooks(config)
     store = open_store(db, config)
     parent = store.resolve_run(run_ref)
     overrides: dict[str, object] = {"concurrency": concurrency} if concurrency else {}

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from benchyard.startup import release_collection
+
 if TYPE_CHECKING:
     from _typeshed import FileDescriptorLike
 
@@ -29,6 +31,7 @@ def run_async(work: Coroutine[Any, Any, T]) -> T:
             asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
             watched = True
     raise_open_files_limit()
+    release_collection()  # held while the command started, if it was (benchyard/startup.py)
     runner = asyncio.Runner(loop_factory=_current_event_loop)
     try:
         return runner.run(work)

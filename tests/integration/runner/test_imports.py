@@ -39,7 +39,9 @@ OTHER_COMMAND_MODULES = (
 UNUSED_BY_A_PLAIN_RUN = (
     "benchyard.agents.command",  # a command agent is told apart without importing its module
     "benchyard.agents.tool_server",  # a command agent's tools
+    "benchyard.automation",  # nothing to announce without webhooks (cli/run_commands.py)
     "benchyard.automation.cron",
+    "benchyard.automation.webhook_config",
     "benchyard.automation.webhooks",
     "benchyard.checks.judge",
     "benchyard.checks.patch_scan",
