@@ -394,7 +394,7 @@ def _final_counts(store: Store, run_id: str) -> FinalCounts | None:
     every attempt may have failed to start (it names the first cause), or when an attempt has
     two final tries (counts would count both where it keeps the later)."""
     from benchyard.report.gate import FinalCounts
-    from benchyard.store.outcomes import has_twice_final
+    from benchyard.store.final_attempts import has_twice_final
 
     counts = FinalCounts.of(store.final_verdict_kinds(run_id))
     if counts.maybe_none_started or has_twice_final(store, run_id):

@@ -95,7 +95,7 @@ def counted_report(reader: Reader, run: RunRecord) -> StreamedReport | None:
     SQLite store's through sqlite3); None where `streamed_report` folds its final attempts
     instead: a run with a format's figures, or with two final tries of one attempt."""
     from benchyard.report.aggregated import aggregated_report
-    from benchyard.store.outcomes import has_twice_final
+    from benchyard.store.final_attempts import has_twice_final
     from benchyard.store.run_reads import run_resumes
 
     if _has_format(run.settings.get(PROVENANCE_SETTING)) or has_twice_final(reader, run.id):

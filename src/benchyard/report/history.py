@@ -17,8 +17,9 @@ from benchyard.report.compare import (
 from benchyard.report.model import RunFigures
 from benchyard.report.stats import wilson_interval
 from benchyard.runner.failures import COUNTED_VERDICTS
+from benchyard.store.final_attempts import has_twice_final
 from benchyard.store.lite import HoldsReader, Reader, reader_of
-from benchyard.store.outcomes import final_outcomes, has_twice_final, scenario_tallies
+from benchyard.store.outcomes import final_outcomes, scenario_tallies
 from benchyard.store.records import RunRecord
 from benchyard.store.report_rows import verdict_groups
 from benchyard.store.run_list import list_runs

@@ -14,6 +14,7 @@ import statistics
 from dataclasses import dataclass, field
 from typing import Any
 
+from benchyard.store.final_attempts import FINAL, final_params
 from benchyard.store.lite import Reader, in_list
 
 LONG_FACTOR = 2.0
@@ -24,13 +25,7 @@ FLAG_KINDS = ("long", "flaky", "near_threshold", "hit_max_turns", "suspicious_pa
 COUNTED = ("passed", "failed", "timeout")
 PERCENTILES = (50, 90, 99)
 
-# A run's final attempts (`a`, the attempts table), with the parameters FINAL_PARAMS binds.
-FINAL = "a.run_id = :run AND a.superseded = :superseded"
 IS_COUNTED = "a.verdict IN ('passed', 'failed', 'timeout')"  # COUNTED, ours, never input
-
-
-def final_params(run_id: str) -> dict[str, Any]:
-    return {"run": run_id, "superseded": False}
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from typing import Any, NamedTuple
 
-from benchyard.store.figures import FINAL, IS_COUNTED, final_params
+from benchyard.store.figures import IS_COUNTED
+from benchyard.store.final_attempts import FINAL, final_params
 from benchyard.store.lite import HoldsReader, Reader, reader_of
 
 Key = tuple[str, int]  # (scenario, epoch)
@@ -107,13 +108,3 @@ def scenario_tallies(source: Reader | HoldsReader, run_id: str) -> dict[str, Sce
         scenario: ScenarioTally(int(count), int(counted_n or 0), int(passed or 0))
         for scenario, count, counted_n, passed in reader_of(source).rows(sql, final_params(run_id))
     }
-
-
-def has_twice_final(source: Reader | HoldsReader, run_id: str) -> bool:
-    """Whether one (scenario, epoch) of the run has two final tries (neither superseded), which
-    the database's aggregates would both count where a report keeps the later one."""
-    sql = (
-        f"SELECT a.scenario_id FROM attempts a WHERE {FINAL}"
-        " GROUP BY a.scenario_id, a.epoch HAVING count(*) > 1 LIMIT 1"
-    )
-    return bool(reader_of(source).rows(sql, final_params(run_id)))

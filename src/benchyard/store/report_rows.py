@@ -11,16 +11,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from benchyard.store.figures import (
-    FINAL,
     IS_LONG,
     NEAR_MARGIN,
     SUSPICIOUS_PATCH,
     VerdictGroup,
-    final_params,
     long_limit,
     percentiles,
 )
 from benchyard.store.figures import verdict_groups as grouped
+from benchyard.store.final_attempts import FINAL, final_params
 from benchyard.store.lite import Reader, code_point_order
 
 

@@ -49,6 +49,8 @@ UNUSED_BY_A_PLAIN_RUN = (
     "benchyard.providers.config",  # no providers in benchyard.yaml
     "benchyard.providers.http_server",
     "benchyard.providers.judge",
+    "benchyard.store.figures",  # `run -q`'s exit status: counts and store/final_attempts.py
+    "benchyard.store.outcomes",
     "croniter",
     "dateutil",
 )
