@@ -138,9 +138,11 @@ def _asked(args: list[str]) -> typer.Typer:
 def _help_from_text(args: list[str]) -> bool:
     """Whether `args` ask for the top-level help and the terminal is wide enough for its text to
     be what Typer prints."""
+    if args not in ([], ["--help"]):
+        return False  # any other command never needs the help's text
     from benchyard.cli.help_text import HELP_WIDTH
 
-    return args in ([], ["--help"]) and _terminal_columns() >= HELP_WIDTH
+    return _terminal_columns() >= HELP_WIDTH
 
 
 def _terminal_columns() -> int:

@@ -45,6 +45,7 @@ UNUSED_BY_A_PLAIN_RUN = (
     "benchyard.automation.webhooks",
     "benchyard.checks.judge",
     "benchyard.checks.patch_scan",
+    "benchyard.cli.help_text",  # the top-level help's text
     "benchyard.providers.client",  # the judge's: imported only for a run with a judge
     "benchyard.providers.config",  # no providers in benchyard.yaml
     "benchyard.providers.http_server",
