@@ -16,15 +16,18 @@
 from __future__ import annotations
 
 import os
+import select
+import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import NamedTuple
+from typing import BinaryIO, NamedTuple
 
 SYSTEM_ROOTS = ("/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 SYS_TREES = ("/sys/devices", "/sys/class")
 VAR_LINKS = (("../run", "/var/run"), ("../run/lock", "/var/lock"), ("../tmp", "/var/tmp"))
 VOLATILE_FILESYSTEMS = ("overlay", "aufs", "nsfs", "fuse")
 DIRECTORY_MODE = "0755"
+MOUNTINFO = "/proc/self/mountinfo"
 
 
 class Mount(NamedTuple):
@@ -32,6 +35,7 @@ class Mount(NamedTuple):
     root: Path  # the mounted directory of its filesystem
     point: Path
     options: frozenset[str]  # the super options (a v1 cgroup's controllers, ...)
+    device: int  # the st_dev of its files (its filesystem's major:minor)
 
 
 def system_view_args() -> list[str]:
@@ -77,16 +81,90 @@ def _in_system_root(path: Path) -> bool:
     return len(path.parts) > 1 and f"/{path.parts[1]}" in SYSTEM_ROOTS
 
 
-def mounts() -> list[Mount]:
-    """This process's mounts, from /proc/self/mountinfo."""
-    found = []
-    for line in Path("/proc/self/mountinfo").read_text().splitlines():
-        before, _, after = line.partition(" - ")
-        fields, tail = before.split(), after.split()
-        if len(fields) > 4 and len(tail) > 2:
-            options = frozenset(tail[2].split(","))
-            found.append(Mount(tail[0], Path(fields[3]), Path(fields[4]), options))
-    return found
+def mounts() -> tuple[Mount, ...]:
+    """This process's mounts, from /proc/self/mountinfo as it is now."""
+    return _TABLE.current().mounts
+
+
+def filesystem_kind(path: Path) -> str | None:
+    """The type of the filesystem `path` lies on now, following links (as the commands that use
+    it do); None when no mount holds it."""
+    table = _TABLE.current()
+    try:
+        kind = table.kinds.get(os.stat(path).st_dev)
+    except OSError:
+        kind = None
+    # A device the table does not name (a btrfs subvolume's, a path not there): by mount point.
+    return kind if kind is not None else table.kind_at(path.resolve())
+
+
+class MountTable(NamedTuple):
+    mounts: tuple[Mount, ...]
+    kinds: dict[int, str]  # each device's filesystem type: its mounts all share its superblock
+
+    @classmethod
+    def parse(cls, text: str) -> MountTable:
+        found = []
+        for line in text.splitlines():
+            before, _, after = line.partition(" - ")
+            fields, tail = before.split(), after.split()
+            if len(fields) > 4 and len(tail) > 2:
+                options = frozenset(tail[2].split(","))
+                major, _, minor = fields[2].partition(":")
+                device = os.makedev(int(major), int(minor))
+                found.append(Mount(tail[0], Path(fields[3]), Path(fields[4]), options, device))
+        return cls(tuple(found), {mount.device: mount.kind for mount in found})
+
+    def kind_at(self, resolved: Path) -> str | None:
+        """The type of the innermost mount holding the absolute, resolved path (the last mounted
+        of those at the same place: the one on top)."""
+        best = None
+        for mount in self.mounts:
+            if resolved.is_relative_to(mount.point) and (
+                best is None or len(mount.point.parts) >= len(best.point.parts)
+            ):
+                best = mount
+        return best.kind if best is not None else None
+
+
+class _MountInfo:
+    """/proc/self/mountinfo, parsed again only once it has changed. Linux flags every mount and
+    unmount in the process's mount namespace on an open mountinfo file as a priority event
+    (POLLPRI: proc(5)), which a poll takes note of; so each lookup costs one poll, and still sees
+    a mount made since the last (the work root remounted in RAM mid-run, say). A forked child
+    starts afresh: it may unshare a namespace of its own, and another thread may hold the lock."""
+
+    def __init__(self) -> None:
+        self._forget()
+        os.register_at_fork(after_in_child=self._forget)
+
+    def _forget(self) -> None:
+        self._lock = threading.Lock()
+        self._file: BinaryIO | None = None  # a forked child's is its parent's, left to it
+        self._changes = select.poll()
+        self._table = MountTable((), {})
+
+    def current(self) -> MountTable:
+        with self._lock:
+            if self._file is None:
+                self._open()
+            elif self._changes.poll(0):
+                self._read()
+            return self._table
+
+    def _open(self) -> None:
+        # Opening the file marks the table as it is then as seen: read it after opening.
+        self._file = open(MOUNTINFO, "rb")  # noqa: SIM115 - kept open to be polled
+        self._changes.register(self._file, select.POLLPRI)
+        self._read()
+
+    def _read(self) -> None:
+        assert self._file is not None
+        self._file.seek(0)
+        self._table = MountTable.parse(os.fsdecode(self._file.read()))
+
+
+_TABLE = _MountInfo()
 
 
 def volatile_mounts() -> frozenset[str]:

@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from benchyard.runner.failures import AttemptFailure, FailureKind
-from benchyard.sandbox.hostview import mounts
+from benchyard.sandbox.hostview import filesystem_kind
 from benchyard.sandbox.limits import ResourceLimits
 from benchyard.untrusted import walk_tree
 
@@ -28,17 +28,9 @@ MIB = 1024 * 1024
 
 
 def ram_filesystem(path: Path) -> str | None:
-    """The RAM-backed filesystem `path` lies on (its type), or None when it is on another."""
-    resolved = path.resolve()
-    best = None
-    for mount in mounts():
-        if resolved.is_relative_to(mount.point) and (
-            best is None or len(mount.point.parts) >= len(best.point.parts)
-        ):
-            best = mount
-    if best is not None and best.kind in RAM_FILESYSTEMS:
-        return best.kind
-    return None
+    """The RAM-backed filesystem `path` lies on now (its type), or None when it is on another."""
+    kind = filesystem_kind(path)
+    return kind if kind in RAM_FILESYSTEMS else None
 
 
 def held_in_ram(*directories: Path) -> int:
