@@ -62,7 +62,8 @@ from benchyard.sandbox.workdir_memory import describe_hit, limits_left
 SANDBOX_UID = 1000  # the sandbox user's uid inside its user namespace (benchyard not root)
 # Private, writable by the sandbox user; /var/tmp links to /tmp.
 TMPFS_DIRS = (("/tmp", "1777"), ("/run", "0755"), ("/dev/shm", "1777"))
-PROVIDED = tuple(map(Path, ("/", "/tmp", "/run", "/var", "/dev", "/proc", "/sys")))
+# The directories in the view before the host paths and the writable ones are bound.
+PROVIDED = frozenset(("/", "/var", "/dev", "/proc", "/sys", *(path for path, _ in TMPFS_DIRS)))
 KERNEL_DIRS = ("/dev", "/proc", "/sys")  # the sandbox's own: never bound from the host
 SYSTEM_PATHS = tuple(map(Path, SYSTEM_ROOTS))  # shown whole: sealed paths inside are covered
 DNS_DIRS = ("/run/systemd/resolve", "/run/resolvconf")  # resolv.conf targets, for the network
@@ -86,6 +87,7 @@ _SHELL_WORDS_TEXT = (
     "shift source test times trap true type typeset ulimit umask unalias unset wait"
 )
 SHELL_WORDS = frozenset(_SHELL_WORDS_TEXT.split())
+COMMANDS_KEPT = 256  # command lines kept split into words
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,7 @@ class BubblewrapSandbox:
         if self.request.network:
             for directory in DNS_DIRS:
                 args += ["--ro-bind-try", directory, directory]
-        made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
+        made = set(PROVIDED)
         for writable in (workdir, io_dir):
             args += parent_dirs_args(writable, made)
             args += ["--bind", str(writable), str(writable)]
@@ -278,8 +280,7 @@ def _shown_args(host: HostPaths) -> list[str]:
         for path in host.readable
         if not any(path.is_relative_to(root) for root in (*SYSTEM_ROOTS, *KERNEL_DIRS))
     ]
-    made = {Path(private) for private, _ in TMPFS_DIRS} | set(PROVIDED)
-    args = shown_path_args(outside_system, made)
+    args = shown_path_args(outside_system, PROVIDED)
     covered = host.covered(SYSTEM_PATHS)
     for sealed in covered:
         if sealed.is_dir():
@@ -299,14 +300,22 @@ def without_shell(argv: list[str]) -> list[str]:
     are; any other argv as it is."""
     if len(argv) != 3 or argv[:2] != ["/bin/sh", "-c"]:
         return argv
-    command = argv[2]
+    words = _program_words(argv[2])
+    return argv if words is None else list(words)
+
+
+@functools.lru_cache(maxsize=COMMANDS_KEPT)
+def _program_words(command: str) -> tuple[str, ...] | None:
+    """The words of a plain command whose first is a program, else None. Kept for the last
+    COMMANDS_KEPT command lines, as a function of the text alone: an agent's command line is the
+    same at every attempt, and shlex takes 50 us to split it."""
     if _PLAIN_COMMAND.fullmatch(command) is None:
-        return argv
+        return None
     words = shlex.split(command)
     first = command.split()[0]
     if not words[0] or words[0].startswith("-") or words[0] in SHELL_WORDS or "=" in first:
-        return argv
-    return words
+        return None
+    return tuple(words)
 
 
 def _enter_cgroup(cgroup: Cgroup | None) -> list[str]:

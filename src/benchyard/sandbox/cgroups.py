@@ -26,6 +26,7 @@ CONTROLLERS = ("memory", "pids")
 PARENT_PREFIX = "benchyard-"
 KILL_WAIT_SEC = 2.0
 KILL_POLL_SEC = 0.005
+READ_CHUNK = 65536
 
 
 @dataclass(frozen=True)
@@ -130,26 +131,53 @@ def _write_limits(cgroup: Cgroup, own_processes: int) -> None:
     memory_bytes = str(cgroup.limits.memory_mb * 1024 * 1024)
     pids = str(cgroup.limits.max_processes + own_processes)
     for directory in cgroup.dirs:
-        if cgroup.version == 1 and (directory / "memory.limit_in_bytes").exists():
-            (directory / "memory.limit_in_bytes").write_text(memory_bytes)
+        if cgroup.version == 1 and _write_if_present(
+            directory / "memory.limit_in_bytes", memory_bytes
+        ):
             _write_if_present(directory / "memory.memsw.limit_in_bytes", memory_bytes)  # no swap
         if cgroup.version == 2:
-            (directory / "memory.max").write_text(memory_bytes)
+            _write(directory / "memory.max", memory_bytes)
             _write_if_present(directory / "memory.swap.max", "0")
-        if (directory / "pids.max").exists():
-            (directory / "pids.max").write_text(pids)
+        _write_if_present(directory / "pids.max", pids)
 
 
-def _write_if_present(path: Path, value: str) -> None:
-    if path.exists():
-        path.write_text(value)
+# A cgroup's files are read and written at every sandboxed command: with plain os calls, a third
+# of what Path.read_text and write_text cost (no buffer, codec, tty or seek check).
+
+
+def _write(path: Path, value: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, value.encode())
+    finally:
+        os.close(fd)
+
+
+def _write_if_present(path: Path, value: str) -> bool:
+    """Write `value` to a cgroup file when the hierarchy has it (its controller); whether it did."""
+    try:
+        _write(path, value)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _read(path: Path) -> str:
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, READ_CHUNK):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(fd)
 
 
 def _members(dirs: tuple[Path, ...]) -> set[int]:
     found: set[int] = set()
     for directory in dirs:
         with contextlib.suppress(OSError):
-            found.update(int(line) for line in (directory / "cgroup.procs").read_text().split())
+            found.update(int(line) for line in _read(directory / "cgroup.procs").split())
     return found
 
 
@@ -157,7 +185,7 @@ def _counter(dirs: tuple[Path, ...], file_name: str, key: str) -> int:
     """A `key value` counter from a cgroup's events file, 0 when absent."""
     for directory in dirs:
         try:
-            lines = (directory / file_name).read_text().splitlines()
+            lines = _read(directory / file_name).splitlines()
         except OSError:
             continue
         for line in lines:

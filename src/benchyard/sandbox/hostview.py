@@ -52,33 +52,40 @@ def system_view_args() -> list[str]:
     return args
 
 
-def shown_path_args(paths: Iterable[Path], existing: Iterable[Path] = ()) -> list[str]:
+def shown_path_args(paths: Iterable[Path], existing: Iterable[str] = ()) -> list[str]:
     """bwrap arguments binding each path read-only at its own place, with the directories on the
     way made traversable (bwrap would copy the host's modes, and a 0700 parent would lock the
     sandbox's user out); `existing` are directories already in the view."""
     args: list[str] = []
-    made = {Path("/"), *existing}
+    made = {"/", *existing}
     for path in sorted(set(paths)):
         args += parent_dirs_args(path, made)
         args += ["--ro-bind-try", str(path), str(path)]
     return args
 
 
-def parent_dirs_args(path: Path, made: set[Path]) -> list[str]:
-    """`--dir` for each directory above `path` not made yet (recorded in `made`)."""
+def parent_dirs_args(path: Path, made: set[str]) -> list[str]:
+    """`--dir` for each directory above `path` not made yet (recorded in `made`). Paths as text:
+    this runs for the writable directories of every sandboxed command, where Path objects cost
+    ten times as much."""
     args: list[str] = []
-    for parent in reversed(path.parents):
+    for parent in _parents(str(path)):
         if parent in made or _in_system_root(parent):
             continue
         made.add(parent)
-        args += ["--perms", DIRECTORY_MODE, "--dir", str(parent)]
+        args += ["--perms", DIRECTORY_MODE, "--dir", parent]
     return args
 
 
-def _in_system_root(path: Path) -> bool:
-    """Whether the absolute `path` lies in one of SYSTEM_ROOTS (by its first component: this
-    runs for every directory above every writable path of every attempt)."""
-    return len(path.parts) > 1 and f"/{path.parts[1]}" in SYSTEM_ROOTS
+def _parents(path: str) -> list[str]:
+    """The directories above the absolute, normalised `path`, outermost first."""
+    names = path.split("/")[1:-1]
+    return ["/", *("/" + "/".join(names[: depth + 1]) for depth in range(len(names)))]
+
+
+def _in_system_root(path: str) -> bool:
+    """Whether the absolute `path` lies in one of SYSTEM_ROOTS (by its first component)."""
+    return f"/{path.split('/', 2)[1]}" in SYSTEM_ROOTS
 
 
 def mounts() -> tuple[Mount, ...]:
