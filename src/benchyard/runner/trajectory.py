@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from benchyard.store.outputs import prefix_of
+from benchyard.store.outputs import compress, prefix_of
 
 EventKind = str  # "message" | "tool_call" | "tool_result" | "error" | "log"
 
@@ -99,7 +99,7 @@ def encode(events: list[Event], sources: Sequence[str | None] = ()) -> bytes:
                 raw["content_ref"] = [index, len(raw.pop("content"))]
                 break
         encoded.append(raw)
-    return zlib.compress(json.dumps(encoded).encode(), 6)
+    return compress(json.dumps(encoded).encode())
 
 
 def decode(blob: bytes | None, sources: Sequence[str | None] = ()) -> list[Event]:

@@ -287,7 +287,7 @@ def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
     )
     sources = (record.stdout, record.answer)
     row["trajectory"] = trajectory_codec.encode(record.trajectory or [], sources)
-    row["patch"] = zlib.compress(record.patch.encode()) if record.patch else None
+    row["patch"] = outputs_codec.compress(record.patch.encode()) if record.patch else None
     return row
 
 

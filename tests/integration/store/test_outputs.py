@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import random
 import string
+import zlib
 
+import pytest
 from sqlalchemy import LargeBinary, Text, cast, func, select, update
 
 from benchyard.runner.trajectory import Event, message
 from benchyard.store.browse import attempt_tries
+from benchyard.store.outputs import compress
 from benchyard.store.schema import attempts
 from benchyard.store.store import Store
 from tests.support import attempt_record, run_record
@@ -117,3 +120,13 @@ def test_rows_written_before_the_outputs_blob_read_from_their_text_columns(store
         "old answer",
     )
     assert shown.trajectory is not None and shown.trajectory[-1].content == "old answer"
+
+
+@pytest.mark.parametrize("size", [0, 1, 511, 512, 513, 4_000, 40_000, OUTPUT_BYTES])
+def test_a_blob_compressed_with_a_window_its_size_reads_back_as_small(size: int) -> None:
+    """A small blob gets a small window (fast to set up): zlib reads it back, and it is no larger
+    than zlib.compress's default window makes it."""
+    data = _printed(size).encode()
+    blob = compress(data)
+    assert zlib.decompress(blob) == data
+    assert len(blob) == len(zlib.compress(data, 6))
