@@ -17,7 +17,6 @@ from benchyard.checks.code_support import (
     answer_code,
     exit_text,
     one_line,
-    packed,
     run_script,
     tail,
     workspace,
@@ -27,6 +26,7 @@ from benchyard.checks.registry import check
 FAILURE_PREFIX = "benchyard-code-exec: "
 APART = "(tests in a separate process)"
 SAME = "(tests in the solution's process: its code could have forged this)"
+DRIVER_MODULES = ("code_exec_wire", "code_exec_solution")  # what code_exec_driver loads
 
 
 class CodeExecParams(CheckParams):
@@ -78,12 +78,12 @@ async def code_exec(params: CodeExecParams, evidence: Evidence) -> CheckResult:
         tests_file = str(code.io_dir / "tests.py")
     assert tests_file is not None
     mode = "same" if params.same_process else "process"
-    sources = [packed("code_exec_wire"), packed("code_exec_solution")]
     outcome = await run_script(
         code,
         "code_exec_driver",
-        [*sources, str(marker_file), params.module, tests_file, mode],
+        [str(marker_file), params.module, tests_file, mode],
         timeout_sec=params.timeout_sec,
+        modules=DRIVER_MODULES,
     )
     how = SAME if params.same_process else APART
     if outcome.timed_out:

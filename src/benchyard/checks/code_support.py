@@ -10,6 +10,7 @@ import functools
 import importlib.util
 import marshal
 import re
+import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -26,20 +27,32 @@ MODEL_CODE_ENV = {"PYTHONNOUSERSITE": "1"}  # HOME is the workdir: its user site
 TAIL_CHARS = 300
 SCRIPTS = Path(__file__).parent / "scripts"
 PACKED = "#benchyard-code"  # starts a bundled script given with its bytecode (see packed)
-# `python3 -I -c RUN_PACKED PACKED_SCRIPT ARGS...`: runs the packed script as `__main__` with
-# sys.argv[1:] == ARGS, from its bytecode when the sandbox's python3 has the magic number it was
-# compiled for (benchyard's own interpreter), else from its source, compiled there as before.
+SCRIPT_ENV = "BENCHYARD_SCRIPT"  # the bundled script that RUN_PACKED runs, packed
+MODULE_ENV = "BENCHYARD_MODULE_"  # + a name: a bundled module the script loads, packed
+# `BENCHYARD_SCRIPT=PACKED_SCRIPT python3 -I -c RUN_PACKED ARGS...`: runs the packed script as
+# `__main__` with sys.argv[1:] == ARGS, from its bytecode when the sandbox's python3 has the magic
+# number it was compiled for (benchyard's own interpreter), else from its source, compiled there;
+# a script given as plain source is compiled as it is. The variable is gone from the environment
+# before the script runs, so nothing it starts inherits it. A python3 without zlib cannot run a
+# packed script: it says so as every bundled script does (CANNOT_RUN), rather than failing like
+# the agent's code.
 RUN_PACKED = (
-    "import sys\n"
+    "import os, sys\n"
     "def _benchyard_code(p, n):\n"
-    "    h, _, s = p.partition('\\n')\n"
-    "    t = h.split(' ')\n"
+    "    if not p.startswith('#benchyard-code '):\n"
+    "        return compile(p, n, 'exec', dont_inherit=True)\n"
+    "    _, magic, code, source = p.split(' ')\n"
+    "    try:\n"
+    "        import binascii, zlib\n"
+    "    except ImportError as e:\n"
+    "        sys.stdout.write(f'benchyard: cannot run: {e}\\n')\n"
+    "        raise SystemExit(2)\n"
     "    m = getattr(sys.modules.get('_frozen_importlib_external'), 'MAGIC_NUMBER', b'')\n"
-    "    if len(t) == 3 and t[0] == '#benchyard-code' and t[1] == m.hex():\n"
-    "        import binascii, marshal\n"
-    "        return marshal.loads(binascii.a2b_base64(t[2]))\n"
-    "    return compile(s if len(t) == 3 else p, n, 'exec', dont_inherit=True)\n"
-    "_benchyard_main = _benchyard_code(sys.argv.pop(1), '<script>')\n"
+    "    if magic == m.hex():\n"
+    "        import marshal\n"
+    "        return marshal.loads(zlib.decompress(binascii.a2b_base64(code)))\n"
+    "    return compile(zlib.decompress(binascii.a2b_base64(source)), n, 'exec', dont_inherit=True)\n"
+    f"_benchyard_main = _benchyard_code(os.environ.pop('{SCRIPT_ENV}'), '<script>')\n"
     "del _benchyard_code\n"
     "exec(_benchyard_main)\n"
 )
@@ -72,19 +85,25 @@ def script(name: str) -> str:
 
 @functools.cache
 def packed(name: str) -> str:
-    """A bundled script with its bytecode, compiled once by benchyard's interpreter: a first line
-    `#benchyard-code <magic number> <base64 of the marshalled code>`, then its source. A python3
-    with the same magic number loads the code (no compiling 37 KB of driver per grading), any other
-    compiles the source. It travels in the command line, which benchyard alone writes before
-    anything of the agent's runs: nothing in the sandbox can change it."""
+    """A bundled script with its bytecode, compiled once by benchyard's interpreter: `#benchyard-code
+    <magic number> <bytecode> <source>`, the last two zlib-compressed and in base64. A python3 with
+    the same magic number loads the code (no compiling 49 KB of driver, wire and solution server
+    per grading), any other compiles the source. It travels in the environment of the command
+    (run_script), which benchyard alone writes before anything of the agent's runs: nothing in the
+    sandbox can change it. Not in the command line: python3 decodes and copies each byte of its
+    arguments several times as it starts (about 150 instructions a byte, 4 ms of CPU for 72 KB),
+    its environment once."""
     return pack(script(name), f"{name}.py")
 
 
 def pack(source: str, filename: str, magic: bytes = importlib.util.MAGIC_NUMBER) -> str:
     """`source` with its bytecode, compiled by this interpreter for `magic` (see packed)."""
-    code = compile(source, filename, "exec", dont_inherit=True)
-    data = base64.b64encode(marshal.dumps(code)).decode("ascii")
-    return f"{PACKED} {magic.hex()} {data}\n{source}"
+    code = marshal.dumps(compile(source, filename, "exec", dont_inherit=True))
+    return " ".join([PACKED, magic.hex(), _zipped(code), _zipped(source.encode("utf-8"))])
+
+
+def _zipped(data: bytes) -> str:
+    return base64.b64encode(zlib.compress(data, 9)).decode("ascii")
 
 
 async def run_model_code(
@@ -107,8 +126,10 @@ async def run_script(
     *,
     timeout_sec: float,
     env: Mapping[str, str] | None = None,
+    modules: Sequence[str] = (),
 ) -> ProcessOutcome:
-    """Run a bundled script with the sandbox's python3, isolated from files in the workdir.
+    """Run a bundled script with the sandbox's python3, isolated from files in the workdir; the
+    bundled `modules` it loads go with it, each in its variable (MODULE_ENV + its name).
 
     Every bundled script writes `benchyard: ready` on stdout before it runs anything of the
     agent's, or `benchyard: cannot run: <why>` when the sandbox lacks what it needs; that line is
@@ -116,8 +137,14 @@ async def run_script(
     or when it wrote neither and the shell could not find or execute python3 (exit 126/127): code
     of the agent's cannot write before that line, nor take back what is written.
     """
-    argv = ["python3", "-I", "-c", RUN_PACKED, packed(name), *arguments]
-    outcome = await run_model_code(code, argv, timeout_sec=timeout_sec, env=env)
+    argv = ["python3", "-I", "-c", RUN_PACKED, *arguments]
+    bundled = {
+        SCRIPT_ENV: packed(name),
+        **{MODULE_ENV + module: packed(module) for module in modules},
+    }
+    outcome = await run_model_code(
+        code, argv, timeout_sec=timeout_sec, env={**(env or {}), **bundled}
+    )
     if outcome.stdout.startswith(READY):
         return dataclasses.replace(outcome, stdout=outcome.stdout[len(READY) :])
     if outcome.stdout.startswith(CANNOT_RUN):

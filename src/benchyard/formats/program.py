@@ -15,8 +15,8 @@ import secrets
 from dataclasses import dataclass
 
 from benchyard.checks.base import CheckResult, CodeWorkspace
-from benchyard.checks.code_exec import APART, FAILURE_PREFIX, SAME
-from benchyard.checks.code_support import exit_text, one_line, packed, run_script, tail
+from benchyard.checks.code_exec import APART, DRIVER_MODULES, FAILURE_PREFIX, SAME
+from benchyard.checks.code_support import exit_text, one_line, run_script, tail
 from benchyard.sandbox.process import ProcessOutcome
 
 MODULE = "solution"
@@ -86,13 +86,11 @@ async def run_program(code: CodeWorkspace, program: Program, label: str) -> Chec
     tests_file.write_text(program.tests, encoding="utf-8")
     mode = "same" if program.same_process else "process"
     how = SAME if program.same_process else APART
-    sources = [packed("code_exec_wire"), packed("code_exec_solution")]
     timeout = program.time_limit_sec + STARTUP_ALLOWANCE_SEC
     outcome = await run_script(
         code,
         "code_exec_driver",
         [
-            *sources,
             str(marker_file),
             MODULE,
             str(tests_file),
@@ -100,6 +98,7 @@ async def run_program(code: CodeWorkspace, program: Program, label: str) -> Chec
             *([] if program.names is None else [",".join(program.names)]),
         ],
         timeout_sec=timeout,
+        modules=DRIVER_MODULES,
     )
     if outcome.timed_out:
         return CheckResult.of(

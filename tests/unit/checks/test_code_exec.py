@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from benchyard.checks.base import CheckFailedToRun
-from benchyard.checks.code_support import RUN_PACKED, answer_code, pack
+from benchyard.checks.code_support import RUN_PACKED, SCRIPT_ENV, answer_code, pack, script
 from benchyard.runner.two_phase import reads_change
 
 from .code_helpers import coding_attempt, coding_scenario, evaluate, workspace
@@ -352,16 +352,33 @@ def test_a_packed_script_runs_its_bytecode_only_under_its_own_magic_number(
 ) -> None:
     """The bytecode is loaded by an interpreter with the magic number it was compiled for; any
     other compiles the source that follows it (here they differ, to tell which ran)."""
-    bytecode = pack("import sys\nprint('bytecode', sys.argv[1:])\n", "s.py", magic)
-    source = "import sys\nprint('source', sys.argv[1:])\n"
-    packed_text = bytecode.split("\n", 1)[0] + "\n" + source
+    script = "import os, sys\nprint('{}', sys.argv[1:], [n for n in os.environ if 'BENCH' in n])\n"
+    bytecode = pack(script.format("bytecode"), "s.py", magic)
+    source = pack(script.format("source"), "s.py", magic).split(" ")[3]
+    packed_text = " ".join([*bytecode.split(" ")[:3], source])
     done = subprocess.run(
-        [sys.executable, "-I", "-c", RUN_PACKED, packed_text, "a", "b"],
+        [sys.executable, "-I", "-c", RUN_PACKED, "a", "b"],
+        env={SCRIPT_ENV: packed_text, "BENCH_OTHER": "kept"},
         capture_output=True,
         text=True,
         check=True,
     )
-    assert done.stdout == f"{ran} ['a', 'b']\n"
+    assert done.stdout == f"{ran} ['a', 'b'] ['BENCH_OTHER']\n"  # its own variable gone
+
+
+def test_a_python3_without_zlib_says_it_cannot_run_a_packed_script() -> None:
+    """A packed script is compressed: a python3 without zlib says so as the bundled scripts say
+    what the sandbox lacks (an uncounted error), rather than failing like the agent's code."""
+    without_zlib = "import sys\nsys.modules['zlib'] = None\n" + RUN_PACKED
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", without_zlib],
+        env={SCRIPT_ENV: pack("print('ran')\n", "s.py")},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stdout.startswith("benchyard: cannot run: import of zlib halted")
 
 
 async def test_a_grading_imports_none_of_the_modules_that_compile_regexes(
@@ -369,8 +386,10 @@ async def test_a_grading_imports_none_of_the_modules_that_compile_regexes(
 ) -> None:
     """The tests process (where the asserts run) has imported none of the modules that cost a
     sandboxed grading its CPU: `re` (json, base64, fractions, typing), `enum` (signal), `decimal`;
-    a Fraction still crosses, by importing `fractions` when one arrives."""
-    heavy = ("re", "enum", "typing", "json", "base64", "fractions", "decimal", "signal")
+    a Fraction still crosses, by importing `fractions` when one arrives. Nor `ctypes` (prctl goes
+    through `_ctypes`), `collections`, `functools`, `contextlib`, `importlib`, `struct`, `types`."""
+    heavy = ("re", "enum", "typing", "json", "base64", "fractions", "decimal", "signal", "ctypes")
+    heavy += ("collections", "functools", "contextlib", "importlib", "struct", "types")
     answer = "```python\ndef half(n):\n    from fractions import Fraction\n    return Fraction(n, 2)\n```"
     tests = (
         f"import sys\nloaded = [name for name in {heavy!r} if name in sys.modules]\n"
@@ -380,3 +399,44 @@ async def test_a_grading_imports_none_of_the_modules_that_compile_regexes(
     async with workspace(tmp_path) as code:
         result = await evaluate("code_exec", code, answer, tests=tests)
     assert result.passed, result.reason
+
+
+async def test_the_bundled_scripts_leave_neither_process_an_environment_to_pass_on(
+    tmp_path: Path,
+) -> None:
+    """The driver and the modules it loads travel in the environment (code_support.run_script);
+    they are taken out of it before anything of the model's runs, in the tests' process as in the
+    solution's, so nothing either starts inherits them."""
+    answer = "import os\nLEFT = [n for n in os.environ if n.startswith('BENCHYARD_')]\n"
+    tests = (
+        "import os\nassert LEFT == [], LEFT\n"
+        "assert [n for n in os.environ if n.startswith('BENCHYARD_')] == []\n"
+    )
+    async with workspace(tmp_path) as code:
+        result = await evaluate("code_exec", code, answer, tests=tests)
+    assert result.passed, result.reason
+
+
+@pytest.mark.parametrize(("removed", "through"), [("", "_ctypes"), ("call_function", "ctypes")])
+def test_the_driver_makes_itself_non_dumpable(removed: str, through: str) -> None:
+    """forbid_dumps calls prctl through `_ctypes` (ctypes's C module, no `ctypes` imported), or
+    through `ctypes` where `_ctypes` lacks what it needs; the process is non-dumpable either way."""
+    program = (
+        "import _ctypes, sys\n"
+        f"if {removed!r}:\n    delattr(_ctypes, {removed!r})\n"
+        "driver = {'__name__': 'driver'}\n"
+        "exec(sys.argv[1], driver)\n"
+        "import ctypes\n"
+        "prctl = ctypes.CDLL(None).prctl\n"
+        "before = prctl(3, 0, 0, 0, 0)\n"  # PR_GET_DUMPABLE
+        "del sys.modules['ctypes']\n"
+        "driver['forbid_dumps']()\n"
+        "print(before, prctl(3, 0, 0, 0, 0), 'ctypes' if 'ctypes' in sys.modules else '_ctypes')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", program, script("code_exec_driver")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout == f"1 0 {through}\n"

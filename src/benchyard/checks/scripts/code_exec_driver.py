@@ -1,7 +1,8 @@
 """The `code_exec` driver: run the test asserts against the model's solution, then print the marker.
 
-Usage: python3 -I -c <this file> WIRE_SOURCE SOLUTION_SOURCE (each maybe packed) MARKER_FILE MODULE TESTS_FILE MODE
-       [NAMES]
+Usage: python3 -I -c <this file> MARKER_FILE MODULE TESTS_FILE MODE [NAMES], with the sources of
+code_exec_wire.py and code_exec_solution.py (each maybe packed: checks/code_support.py, packed) in
+the variables BENCHYARD_MODULE_code_exec_wire and BENCHYARD_MODULE_code_exec_solution.
 
 The tests run with the solution's module (MODULE) and some of its names as globals: the names in
 NAMES (comma-separated: the entry point and the names the benchmark declares, which may be named
@@ -32,17 +33,17 @@ The tests' own prints go to stderr, as does everything the solution process writ
 from __future__ import annotations
 
 import builtins
-import contextlib
-import importlib
 import os
 import sys
-import types
 
-# mypy's name: `typing` would import `re`, 7 ms of every grading (code_exec_wire.py's note)
+# What this process imports before it forks, the solution's process pays too; what it imports
+# after, it pays alone: each costs a grading its CPU (code_exec_wire.py's note). So no
+# `contextlib`, `importlib` (`__import__` instead) nor `types` (ModuleType is type(sys)), and
+# `ctypes` only where `_ctypes` cannot do prctl (forbid_dumps). TYPE_CHECKING is mypy's name.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from types import TracebackType
+    from types import ModuleType, TracebackType
     from typing import Any
 
     Json = Any
@@ -51,10 +52,13 @@ READY = b"benchyard: ready\n"
 CANNOT_RUN = "benchyard: cannot run: "
 PREFIX = "benchyard-code-exec: "
 APART, SAME = "process", "same"
-PR_SET_DUMPABLE = 4
+MODULE_ENV = "BENCHYARD_MODULE_"  # + a bundled module's name: its source (code_support.py's)
+WIRE, SERVER = "code_exec_wire", "code_exec_solution"
+PR_GET_DUMPABLE, PR_SET_DUMPABLE = 3, 4
 SIGKILL = 9  # Linux's; `signal` would import `enum`
 FUNCTION_TYPES = ("function", "method", "builtin_function_or_method", "partial")
 BUILTIN_NAMES = frozenset(vars(builtins))  # taken before anything of the model's runs
+Module = type(sys)
 
 
 class Lost(BaseException):
@@ -196,8 +200,10 @@ class Solution:
             raise self._lose(error) from None
 
     def stop(self) -> None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105 (contextlib: an import more)
             os.kill(self.pid, SIGKILL)
+        except OSError:  # ended already
+            pass
 
     def wait(self) -> int:
         """The exit status of the solution's process (it closed its end: it is ending)."""
@@ -284,41 +290,77 @@ class Solution:
             return {"error": self.wire.describe_error(error, {})}
 
 
-def _stdlib_module(name: Json) -> types.ModuleType | None:
+def _stdlib_module(name: Json) -> ModuleType | None:
     """A standard-library module the solution imported, imported here for the tests (this process
     has no workdir on its path, so it gets the genuine one)."""
     if not isinstance(name, str) or name.partition(".")[0] not in sys.stdlib_module_names:
         return None
     try:
-        return importlib.import_module(name)
+        return import_module(name)
     except ImportError:
         return None
 
 
-def load_source(source: str, name: str) -> types.ModuleType:
+def import_module(name: str) -> ModuleType:
+    """importlib.import_module(name), without importing importlib."""
+    __import__(name)
+    return sys.modules[name]
+
+
+def bundled(name: str) -> str:
+    """The source of a bundled module, taken out of the environment (MODULE_ENV + its name), so
+    that no process started from here inherits it."""
+    return os.environ.pop(MODULE_ENV + name)
+
+
+def load_source(source: str, name: str) -> ModuleType:
     """A bundled script, given as source or packed with its bytecode (`#benchyard-code <magic>
-    <base64 of the marshalled code>` then the source: checks/code_support.py, packed), loaded as
-    a module: from the bytecode when this interpreter has that magic number, else compiled."""
-    module = types.ModuleType(name)
+    <bytecode> <source>`, the last two zlib-compressed and in base64: checks/code_support.py,
+    packed), loaded as a module: from the bytecode when this interpreter has that magic number,
+    else from the source, compiled here."""
+    module = Module(name)
     sys.modules[name] = module
-    head, _, rest = source.partition("\n")
-    fields = head.split(" ")
-    magic = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", b"")
-    if len(fields) == 3 and fields[0] == "#benchyard-code":
-        if fields[1] == magic.hex():
-            import binascii
+    if source.startswith("#benchyard-code "):
+        import binascii
+        import zlib
+
+        _, magic, packed_code, packed_source = source.split(" ")
+        here = getattr(sys.modules.get("_frozen_importlib_external"), "MAGIC_NUMBER", b"")
+        if magic == here.hex():
             import marshal
 
-            exec(marshal.loads(binascii.a2b_base64(fields[2])), module.__dict__)
+            exec(marshal.loads(zlib.decompress(binascii.a2b_base64(packed_code))), module.__dict__)
             return module
-        source = rest
+        source = zlib.decompress(binascii.a2b_base64(packed_source)).decode("utf-8")
     exec(compile(source, f"{name}.py", "exec"), module.__dict__)
     return module
 
 
 def forbid_dumps() -> None:
     """prctl(PR_SET_DUMPABLE, 0): processes of the same user can no longer read this one's memory,
-    environment or file descriptors through /proc, nor ptrace it."""
+    environment or file descriptors through /proc, nor ptrace it. Made through `_ctypes` (a fifth
+    of `ctypes`'s import) and confirmed by PR_GET_DUMPABLE; else through `ctypes`, which says why
+    prctl failed."""
+    if not _undumpable_through_ctypes_module():
+        _forbid_dumps_through_ctypes()
+
+
+def _undumpable_through_ctypes_module() -> bool:
+    """Whether prctl, called through `_ctypes` (ctypes's C module), left this process
+    non-dumpable; False too where that module lacks a function this needs."""
+    try:
+        import _ctypes
+
+        this_program = _ctypes.dlopen(None)  # type: ignore[arg-type]  # dlopen(NULL): with libc
+        prctl = _ctypes.dlsym(this_program, "prctl")
+        _ctypes.call_function(prctl, (PR_SET_DUMPABLE, 0, 0, 0, 0))
+        dumpable: int = _ctypes.call_function(prctl, (PR_GET_DUMPABLE, 0, 0, 0, 0))
+        return dumpable == 0
+    except (ImportError, AttributeError, OSError, TypeError):
+        return False
+
+
+def _forbid_dumps_through_ctypes() -> None:
     import ctypes
 
     libc = ctypes.CDLL(None, use_errno=True)
@@ -350,9 +392,11 @@ def fork_solution(wire: Any, solution_source: str, module: str) -> Solution:
             os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
             for fd in _open_fds():  # the stdout pipe, this process's other ends, the sandbox's
                 if fd not in (request_read, reply_write):
-                    with contextlib.suppress(OSError):  # the listing's own fd, closed since
+                    try:  # noqa: SIM105 (contextlib: an import more)
                         os.close(fd)
-            server = load_source(solution_source, "code_exec_solution")
+                    except OSError:  # the listing's own fd, closed since
+                        pass
+            server = load_source(solution_source, SERVER)
             status = server.serve(wire, module, request_read, reply_write)
         finally:
             os._exit(status)
@@ -393,7 +437,7 @@ def _fail(stage: str, error: BaseException | None = None, where: str = "", note:
 def _in_process(module_name: str) -> dict[str, object]:
     """The `same` mode: the solution imported here, its names next to the tests'."""
     sys.path.insert(0, os.getcwd())
-    solution = importlib.import_module(module_name)
+    solution = import_module(module_name)
     names = {name: value for name, value in vars(solution).items() if not name.startswith("__")}
     return {module_name: solution, **names}  # a function named like the module keeps its name
 
@@ -406,7 +450,7 @@ def _apart(solution: Solution, module_name: str) -> dict[str, object]:
         raise NotImported(f"{info.get('type')}: {info.get('message')}".rstrip(": "))
     names = solution.names(first.get("ready"), module_name)
     solution.ready = True
-    proxy = types.ModuleType(module_name, "The solution, running in a process of its own.")
+    proxy = Module(module_name, "The solution, running in a process of its own.")
     proxy.__dict__.update(names)
     sys.modules[module_name] = proxy
     return {module_name: proxy, **names}
@@ -457,18 +501,19 @@ def run(tests: str, module_name: str, solution: Solution | None, declared: list[
 
 
 def main(argv: list[str]) -> int:
-    wire_source, solution_source, marker_file, module_name, tests_file, mode, *listed = argv
+    marker_file, module_name, tests_file, mode, *listed = argv
     declared = listed[0].split(",") if listed else None
     write = os.write  # kept before the solution can replace it (the `same` mode)
     solution = None
     try:
-        wire = load_source(wire_source, "code_exec_wire")
+        wire_source, solution_source = bundled(WIRE), bundled(SERVER)
+        wire = load_source(wire_source, WIRE)
         if mode == APART:
             solution = fork_solution(wire, solution_source, module_name)
         marker = take(marker_file)
         if mode == APART:
             forbid_dumps()
-    except (OSError, ImportError, AttributeError) as error:
+    except (OSError, ImportError, AttributeError, KeyError) as error:
         write(1, f"{CANNOT_RUN}{type(error).__name__}: {error}\n".encode())
         return 2
     write(1, READY)

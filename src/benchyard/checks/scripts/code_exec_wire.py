@@ -25,19 +25,18 @@ from __future__ import annotations
 
 import binascii
 import builtins
-import collections
-import functools
-import importlib
 import os
-import struct
 import sys
 
 # What a grading imports costs its CPU: `json`, `base64`, `fractions` and `typing` import `re`
-# (7 ms of regex compiling in every sandbox), `decimal` and `ctypes` load their C libraries. So
-# the wire uses `_json` (the C codec beneath `json`) and binascii, and looks for a Fraction or a
-# Decimal only where its module is loaded already (as for numpy). `TYPE_CHECKING` is mypy's name.
+# (7 ms of regex compiling in every sandbox), `decimal` and `ctypes` load their C libraries, and
+# `collections` with `functools` cost 3 ms. So the wire uses `_json` (the C codec beneath `json`),
+# binascii, the C module beneath `collections` and int.to_bytes rather than `struct`; it looks for
+# a Fraction, a Decimal or a Counter only where its module is loaded already (as for numpy) and
+# imports the module when one arrives. `TYPE_CHECKING` is mypy's name.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections import OrderedDict, defaultdict
     from collections.abc import Callable, Mapping
     from typing import Any
 
@@ -45,10 +44,12 @@ if TYPE_CHECKING:
     Export = Callable[[object], list[Json]]  # what is not plain data -> its tagged reference
     Resolve = Callable[[list[Json]], object]  # a tagged reference -> the value it stands for
     Serve = Callable[[dict[str, Json]], Json]  # a request of the other side -> the reply
+else:  # the same classes, without the Python half of `collections`
+    from _collections import OrderedDict, defaultdict
 
 MAX_MESSAGE_BYTES = 64 * 1024 * 1024
 MAX_ERROR_CHARS = 2000
-_HEADER = struct.Struct(">I")
+_HEADER_BYTES = 4  # a message's length, big-endian
 _READ_CHUNK = 1024 * 1024
 _CONTAINERS: dict[str, Callable[[Any], Any]] = {
     "list": list,
@@ -57,12 +58,14 @@ _CONTAINERS: dict[str, Callable[[Any], Any]] = {
     "frozenset": frozenset,
 }
 _DICTS: dict[str, Callable[[Any], Any]] = {
-    "counter": collections.Counter,
-    "ordereddict": collections.OrderedDict,
+    "counter": lambda items: _imported("collections").Counter(items),
+    "ordereddict": OrderedDict,
 }
 _FACTORIES: dict[str, type] = {
     kind.__name__: kind for kind in (int, float, complex, str, bytes, bool, list, tuple, dict, set)
 }  # default factories of a defaultdict that cross by name
+_NAMEDTUPLES: dict[tuple[str, tuple[str, ...]], Any] = {}  # built here, by name and fields
+_MAX_NAMEDTUPLES = 256
 _NUMPY_KINDS = "biufcUS"  # booleans, integers, floats, complex numbers and text: data only
 _MAX_NUMPY_ITEM_BYTES = 4096
 BUILTIN_ERRORS: dict[str, type[BaseException]] = {
@@ -88,13 +91,13 @@ def send(fd: int, message: Json) -> None:
     data = _dumps(message).encode("ascii")
     if len(data) > MAX_MESSAGE_BYTES:
         raise WireError(f"a message of {len(data)} bytes, over the limit of {MAX_MESSAGE_BYTES}")
-    view = memoryview(_HEADER.pack(len(data)) + data)
+    view = memoryview(len(data).to_bytes(_HEADER_BYTES, "big") + data)
     while view:
         view = view[os.write(fd, view) :]
 
 
 def receive(fd: int) -> Json:
-    (size,) = _HEADER.unpack(_read_exactly(fd, _HEADER.size))
+    size = int.from_bytes(_read_exactly(fd, _HEADER_BYTES), "big")
     if size > MAX_MESSAGE_BYTES:
         raise WireError(f"a message of {size} bytes, over the limit of {MAX_MESSAGE_BYTES}")
     try:
@@ -129,7 +132,7 @@ def _codec() -> tuple[Callable[[Json], str], Callable[[str], Json]]:
     except (ImportError, TypeError):
         import json
 
-        return functools.partial(json.dumps, separators=(",", ":")), json.loads
+        return lambda message: json.dumps(message, separators=(",", ":")), json.loads
 
     def loads(text: str) -> Json:
         try:
@@ -198,9 +201,12 @@ def encode(value: object, export: Export) -> Json:
             return [tag, [encode(item, export) for item in value]]
     if isinstance(value, dict):
         pairs = [[encode(k, export), encode(v, export)] for k, v in value.items()]
-        if isinstance(value, collections.Counter | collections.OrderedDict):
-            return ["counter" if isinstance(value, collections.Counter) else "ordereddict", pairs]
-        if isinstance(value, collections.defaultdict):
+        collections = sys.modules.get("collections")  # where a Counter can be
+        if collections is not None and isinstance(value, collections.Counter):
+            return ["counter", pairs]
+        if isinstance(value, OrderedDict):
+            return ["ordereddict", pairs]
+        if isinstance(value, defaultdict):
             return ["defaultdict", _factory_name(value.default_factory), pairs]
         return ["dict", pairs]
     if isinstance(value, slice):
@@ -233,7 +239,7 @@ def decode(data: Json, resolve: Resolve) -> object:
         if tag == "defaultdict":
             factory = None if data[1] is None else _FACTORIES[_text(data[1])]
             pairs = ((decode(k, resolve), decode(v, resolve)) for k, v in _pairs(data[2]))
-            return collections.defaultdict(factory, pairs)
+            return defaultdict(factory, pairs)
         if tag == "fraction":
             import fractions
 
@@ -280,10 +286,21 @@ def _namedtuple_fields(value: tuple[Any, ...]) -> tuple[str, ...] | None:
     return None
 
 
-@functools.lru_cache(maxsize=256)
 def _namedtuple(name: str, fields: tuple[str, ...]) -> Any:
-    """A namedtuple class built here (names checked as identifiers by collections.namedtuple)."""
-    return collections.namedtuple(name, fields)
+    """A namedtuple class built here (names checked as identifiers by collections.namedtuple),
+    one for each name and fields among the last _MAX_NAMEDTUPLES."""
+    key = (name, fields)
+    if key not in _NAMEDTUPLES:
+        if len(_NAMEDTUPLES) >= _MAX_NAMEDTUPLES:
+            del _NAMEDTUPLES[next(iter(_NAMEDTUPLES))]
+        _NAMEDTUPLES[key] = _imported("collections").namedtuple(name, fields)
+    return _NAMEDTUPLES[key]
+
+
+def _imported(name: str) -> Any:
+    """A module imported when a value needs it (importlib.import_module, without importlib)."""
+    __import__(name)
+    return sys.modules[name]
 
 
 def _encode_numpy(value: object, export: Export) -> Json | None:
@@ -305,7 +322,7 @@ def _decode_numpy(tag: str, data: Json, resolve: Resolve) -> object:
     nested lists for an array)."""
     values = decode(data[3] if tag == "ndarray" else data[2], resolve)
     try:
-        numpy = importlib.import_module("numpy")
+        numpy = _imported("numpy")
     except ImportError:
         return values
     dtype = numpy.dtype(_text(data[1]))

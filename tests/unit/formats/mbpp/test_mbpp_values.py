@@ -5,13 +5,15 @@ values cross the pipe by value (code_exec_wire.py), never as the solution's obje
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from benchyard.checks.code_support import script
+from benchyard.checks.code_exec import DRIVER_MODULES
+from benchyard.checks.code_support import MODULE_ENV, script
 from benchyard.formats.mbpp.check import MbppParams, program_of
 from tests.unit.checks.code_helpers import evaluate, workspace
 
@@ -150,11 +152,12 @@ def test_mbpp_official_v1_a_correct_solution_returning_numpy_values_passes(
     (tmp_path / "solution.py").write_text(program.solution, encoding="utf-8")
     (tmp_path / "tests.py").write_text(program.tests, encoding="utf-8")
     (tmp_path / "marker").write_text("benchyard-marker-numpy", encoding="utf-8")
-    sources = [script("code_exec_driver"), script("code_exec_wire"), script("code_exec_solution")]
-    arguments = [*sources[1:], "marker", "solution", "tests.py", "process"]
+    modules = {MODULE_ENV + name: script(name) for name in DRIVER_MODULES}
+    arguments = ["marker", "solution", "tests.py", "process"]
     done = subprocess.run(
-        [sys.executable, "-I", "-c", sources[0], *arguments],
+        [sys.executable, "-I", "-c", script("code_exec_driver"), *arguments],
         cwd=tmp_path,
+        env={**os.environ, **modules},
         capture_output=True,
         text=True,
         timeout=60,
