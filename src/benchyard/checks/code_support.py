@@ -33,26 +33,28 @@ MODULE_ENV = "BENCHYARD_MODULE_"  # + a name: a bundled module the script loads,
 # `__main__` with sys.argv[1:] == ARGS, from its bytecode when the sandbox's python3 has the magic
 # number it was compiled for (benchyard's own interpreter), else from its source, compiled there;
 # a script given as plain source is compiled as it is. The variable is gone from the environment
-# before the script runs, so nothing it starts inherits it. A python3 without zlib cannot run a
-# packed script: it says so as every bundled script does (CANNOT_RUN), rather than failing like
-# the agent's code.
+# before the script runs, so nothing it starts inherits it. Without that variable (a sandbox that
+# did not pass it), or a python3 without zlib, it says so as every bundled script says what the
+# sandbox lacks (CANNOT_RUN), rather than failing like the agent's code.
 RUN_PACKED = (
     "import os, sys\n"
-    "def _benchyard_code(p, n):\n"
+    "def _benchyard_code(n):\n"
+    "    try:\n"
+    f"        p = os.environ.pop('{SCRIPT_ENV}')\n"
+    "        if p.startswith('#benchyard-code '):\n"
+    "            import binascii, zlib\n"
+    "    except (KeyError, ImportError) as e:\n"
+    "        sys.stdout.write(f'benchyard: cannot run: {type(e).__name__}: {e}\\n')\n"
+    "        raise SystemExit(2)\n"
     "    if not p.startswith('#benchyard-code '):\n"
     "        return compile(p, n, 'exec', dont_inherit=True)\n"
     "    _, magic, code, source = p.split(' ')\n"
-    "    try:\n"
-    "        import binascii, zlib\n"
-    "    except ImportError as e:\n"
-    "        sys.stdout.write(f'benchyard: cannot run: {e}\\n')\n"
-    "        raise SystemExit(2)\n"
     "    m = getattr(sys.modules.get('_frozen_importlib_external'), 'MAGIC_NUMBER', b'')\n"
     "    if magic == m.hex():\n"
     "        import marshal\n"
     "        return marshal.loads(zlib.decompress(binascii.a2b_base64(code)))\n"
     "    return compile(zlib.decompress(binascii.a2b_base64(source)), n, 'exec', dont_inherit=True)\n"
-    f"_benchyard_main = _benchyard_code(os.environ.pop('{SCRIPT_ENV}'), '<script>')\n"
+    "_benchyard_main = _benchyard_code('<script>')\n"
     "del _benchyard_code\n"
     "exec(_benchyard_main)\n"
 )

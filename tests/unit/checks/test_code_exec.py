@@ -378,7 +378,17 @@ def test_a_python3_without_zlib_says_it_cannot_run_a_packed_script() -> None:
         check=False,
     )
     assert done.returncode == 2
-    assert done.stdout.startswith("benchyard: cannot run: import of zlib halted")
+    assert done.stdout.startswith("benchyard: cannot run: ModuleNotFoundError: import of zlib")
+
+
+def test_without_its_variable_a_bundled_script_says_it_cannot_run() -> None:
+    """A sandbox that did not pass the command's environment on: an uncounted error, not a
+    failure of the agent's code."""
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", RUN_PACKED], env={}, capture_output=True, text=True
+    )
+    assert done.returncode == 2
+    assert done.stdout == "benchyard: cannot run: KeyError: 'BENCHYARD_SCRIPT'\n"
 
 
 async def test_a_grading_imports_none_of_the_modules_that_compile_regexes(
