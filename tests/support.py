@@ -129,3 +129,18 @@ def pipe_at(number: int) -> tuple[int, int]:
         os.dup2(read_end, number)
         os.close(read_end)
     return number, write_end
+
+
+def wrapped_run(wrapper: str, args: list[str], cwd: Path, out_variable: str) -> str:
+    """Run `python -c WRAPPER ARGS...` (a wrapper that runs benchyard and, at exit, writes what it
+    saw to the file named by the environment variable `out_variable`); that file's text. The
+    command must exit 0."""
+    out = cwd / f"{out_variable.lower()}.txt"
+    subprocess.run(
+        [sys.executable, "-c", wrapper, *args],
+        cwd=cwd,
+        env={**os.environ, out_variable: str(out)},
+        check=True,
+        capture_output=True,
+    )
+    return out.read_text(encoding="utf-8")

@@ -4,12 +4,9 @@ store already at the head revision is opened without Alembic."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import scenario, write_benchmark
+from tests.support import scenario, wrapped_run, write_benchmark
 
 # `benchyard ARGS...` in this interpreter; at exit, every imported module's name goes to MODULES.
 WRAPPER = (
@@ -65,15 +62,7 @@ FORMAT_CHECK_MODULES = tuple(
 
 def imported_by(args: list[str], cwd: Path) -> set[str]:
     """The modules `benchyard ARGS...` had imported when it exited (it must exit 0)."""
-    out = cwd / "modules.txt"
-    subprocess.run(
-        [sys.executable, "-c", WRAPPER, *args],
-        cwd=cwd,
-        env={**os.environ, "MODULES": str(out)},
-        check=True,
-        capture_output=True,
-    )
-    return set(out.read_text(encoding="utf-8").split())
+    return set(wrapped_run(WRAPPER, args, cwd, "MODULES").split())
 
 
 def test_run_imports_only_the_check_modules_its_benchmark_uses(tmp_path: Path, db_url: str) -> None:

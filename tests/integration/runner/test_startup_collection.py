@@ -6,12 +6,9 @@ folded into the database as before. Other commands leave collection alone."""
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support import scenario, write_benchmark
+from tests.support import scenario, wrapped_run, write_benchmark
 
 # `benchyard ARGS...` in this interpreter; at exit, OUT gets what the collector's state was when
 # the event loop was about to start, just after, and at exit (this handler runs last).
@@ -35,15 +32,7 @@ WRAPPER = (
 
 
 def collection_seen(args: list[str], cwd: Path) -> dict[str, object]:
-    out = cwd / "collection.txt"
-    subprocess.run(
-        [sys.executable, "-c", WRAPPER, *args],
-        cwd=cwd,
-        env={**os.environ, "OUT": str(out)},
-        check=True,
-        capture_output=True,
-    )
-    seen: dict[str, object] = ast.literal_eval(out.read_text(encoding="utf-8"))
+    seen: dict[str, object] = ast.literal_eval(wrapped_run(WRAPPER, args, cwd, "OUT"))
     return seen
 
 
