@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make test`: the whole suite against SQLite, then against PostgreSQL, always both (a failure in
-# the first does not skip the second). Each half's output streams as it runs; at the end, each
-# store's pytest summary line and exit status are repeated, and the exit status is non-zero when
-# either half failed. Usage: test-both-stores.sh PYTEST [PYTEST ARGS...]
+# `make test`: the whole suite against SQLite, then its store tests against PostgreSQL
+# (tests/conftest.py deselects the others there), always both (a failure in the first does not skip
+# the second). Each half's output streams as it runs; at the end, each store's pytest summary line
+# and exit status are repeated, and the exit status is non-zero when either half failed.
+# Usage: test-both-stores.sh PYTEST [PYTEST ARGS...]
 set -uo pipefail
 pytest=$1
 shift

@@ -29,6 +29,26 @@ TEST_DB = os.environ.get("BENCHYARD_TEST_DB", "sqlite")
 POSTGRES_URL = os.environ.get("BENCHYARD_POSTGRES_URL", "postgresql://root@127.0.0.1:5432/test")
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Against PostgreSQL, only the tests whose store is the suite's: those that take `db_url` (or a
+    fixture built on it) or are marked `store_half`. The others run the same code whatever the
+    store, and have already run in the SQLite half of `make test`; pytest counts them deselected."""
+    if TEST_DB == "sqlite":
+        return
+    kept: list[pytest.Item] = []
+    same: list[pytest.Item] = []
+    for item in items:
+        (kept if depends_on_the_store(item) else same).append(item)
+    if same:
+        config.hook.pytest_deselected(items=same)
+        items[:] = kept
+
+
+def depends_on_the_store(item: pytest.Item) -> bool:
+    fixtures = getattr(item, "fixturenames", ())
+    return "db_url" in fixtures or item.get_closest_marker("store_half") is not None
+
+
 @pytest.fixture(autouse=True)
 def reports_follow_the_shipped_schema(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every report a test renders as JSON (`report --format json`, the web API, a test's own

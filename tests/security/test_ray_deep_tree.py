@@ -24,7 +24,7 @@ from benchyard.untrusted import remove_tree, walk_tree
 from tests.security.test_harness_files import CONTROL, DEEP_AGENT
 from tests.support import Cli, write_benchmark
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.store_half]  # a PostgreSQL store of its own
 RUN_LIMIT_SEC = 600  # far beyond what the run needs on a loaded machine: only a hang reaches it
 
 

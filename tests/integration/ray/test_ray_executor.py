@@ -24,7 +24,7 @@ from tests.integration.queue.helpers import WorkerProcess, normalised_report, wa
 from tests.integration.ray.conftest import HEAD, WORKER_NODE
 from tests.support import Cli, scenario, write_benchmark
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.store_half]  # a PostgreSQL store of its own
 HOST = socket.gethostname()
 ON_HEAD, ON_B = f"{HOST}/{HEAD}", f"{HOST}/{WORKER_NODE}"
 

@@ -26,6 +26,8 @@ ROUNDS = 6
 OPEN_LIMIT_SEC = 300  # only a hang (a lock never released) reaches it
 HOLD_SEC = 1.0
 
+pytestmark = pytest.mark.store_half  # a new store of the suite's kind, without `db_url`
+
 
 @pytest.fixture
 def fresh_url(tmp_path: Path) -> Iterator[Callable[[], str]]:
