@@ -227,12 +227,13 @@ def plan_run(benchmark: Benchmark, settings: RunSettings) -> Sequence[PlannedAtt
 
 
 def _refuse_judge_checks(plan: Sequence[PlannedAttempt]) -> None:
-    """Judge checks cannot run without a judge model: say so before anything runs."""
-    for planned in plan:
-        judged = [c.type for c in planned.scenario.checks if c.type in JUDGE_CHECK_TYPES]
+    """Judge checks cannot run without a judge model: say so before anything runs (each
+    scenario looked at once, whatever the epochs)."""
+    for scenario in _planned_scenarios(plan):
+        judged = [c.type for c in scenario.checks if c.type in JUDGE_CHECK_TYPES]
         if judged:
             raise RunRefused(
-                f"scenario '{planned.scenario.id}' has a {judged[0]} check but no judge model "
+                f"scenario '{scenario.id}' has a {judged[0]} check but no judge model "
                 "is configured: add `judge:` to benchyard.yaml (see docs/models.md)"
             )
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,16 +45,39 @@ def open_sandbox(
     """The run's sandbox, ready: refused when unsandboxed code is not allowed, SandboxUnavailable
     when it cannot work here or a scenario asks for what it cannot give. Only the `scenarios` the
     run will execute (those its filters and limit selected; default: all) are looked at."""
-    chosen = benchmark.scenarios if scenarios is None else scenarios
-    refuse_unsandboxed(settings, benchmark, agent, chosen)
-    refuse_store_on_shared_network(settings, benchmark, store_url, chosen)
-    if not unsandboxed_work(benchmark, agent, chosen):
+    needs = scenario_needs(benchmark, scenarios)
+    _refuse_unsandboxed(settings, agent, needs)
+    _refuse_store_on_shared_network(settings, store_url, needs)
+    if not _work_described(agent, needs):
         # Nothing will run in it (an in-process agent, no code checks): skip probing the machine.
         return build_sandbox("none", SandboxOptions())
     host = host_paths_for(settings, benchmark, agent, store_url)
     sandbox = _opened(settings.sandbox, host)
-    sandbox.check_requests({request_for(benchmark, scenario) for scenario in chosen})
+    sandbox.check_requests(needs.requests)
     return sandbox
+
+
+@dataclass(frozen=True)
+class ScenarioNeeds:
+    """What the scenarios a run executes ask of its sandbox, read in one pass over them: a
+    benchmark's scenarios are read from their files when asked for (spec/scenario_index.py), so
+    each pass over thousands of them reads and validates each again."""
+
+    requests: frozenset[SandboxRequest]  # request_for each scenario
+    check_types: frozenset[str]  # the types of the scenarios' checks
+
+
+def scenario_needs(
+    benchmark: Benchmark, scenarios: Sequence[Scenario] | None = None
+) -> ScenarioNeeds:
+    """The needs of the `scenarios` a run executes (default: all of the benchmark's)."""
+    chosen = benchmark.scenarios if scenarios is None else scenarios
+    requests: set[SandboxRequest] = set()
+    check_types: set[str] = set()
+    for scenario in chosen:
+        requests.add(request_for(benchmark, scenario))
+        check_types.update(spec.type for spec in scenario.checks)
+    return ScenarioNeeds(frozenset(requests), frozenset(check_types))
 
 
 @functools.lru_cache(maxsize=16)
@@ -87,7 +111,13 @@ def refuse_unsandboxed(
     for the `scenarios` selected (default: all) without `--allow-unsandboxed`."""
     if settings.sandbox != "none" or settings.allow_unsandboxed:
         return
-    what = unsandboxed_work(benchmark, agent, scenarios)
+    _refuse_unsandboxed(settings, agent, scenario_needs(benchmark, scenarios))
+
+
+def _refuse_unsandboxed(settings: RunSettings, agent: Agent, needs: ScenarioNeeds) -> None:
+    if settings.sandbox != "none" or settings.allow_unsandboxed:
+        return
+    what = _work_described(agent, needs)
     missing = why_no_default_sandbox()
     if what and missing:
         raise UnsandboxedRefused(
@@ -110,11 +140,14 @@ def refuse_store_on_shared_network(
     """With the network, a bwrap sandbox shares the host's, loopback included, and a docker
     container reaches the host's other addresses: a store listening where the sandbox reaches
     would be an agent's to write (its own verdicts) whenever it takes no password."""
-    chosen = benchmark.scenarios if scenarios is None else scenarios
+    _refuse_store_on_shared_network(settings, store_url, scenario_needs(benchmark, scenarios))
+
+
+def _refuse_store_on_shared_network(
+    settings: RunSettings, store_url: str | None, needs: ScenarioNeeds
+) -> None:
     refuse_store_among_destinations(settings, store_url)
-    networked = settings.allow_network or any(
-        request_for(benchmark, scenario).network for scenario in chosen
-    )
+    networked = settings.allow_network or any(request.network for request in needs.requests)
     if not networked or not store_url:
         return
     if settings.sandbox == "docker":
@@ -188,21 +221,13 @@ def _store_in_variables(agent: Agent, store_urls: Sequence[str | None]) -> str |
     return None
 
 
-def unsandboxed_work(
-    benchmark: Benchmark, agent: Agent, scenarios: Sequence[Scenario] | None = None
-) -> str:
-    """What this run would execute in its sandbox for the `scenarios` it runs (default: all of
-    the benchmark's): agent commands, model-written code, or ''."""
+def _work_described(agent: Agent, needs: ScenarioNeeds) -> str:
     from benchyard.checks.registry import get_check_type
 
-    chosen = benchmark.scenarios if scenarios is None else scenarios
     code_checks = sorted(
-        {
-            spec.type
-            for scenario in chosen
-            for spec in scenario.checks
-            if (found := get_check_type(spec.type)) is not None and found.needs_code
-        }
+        name
+        for name in needs.check_types
+        if (found := get_check_type(name)) is not None and found.needs_code
     )
     parts = ["agent commands"] if agent.needs_workdir else []
     if code_checks:
