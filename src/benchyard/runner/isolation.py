@@ -222,6 +222,8 @@ def _store_in_variables(agent: Agent, store_urls: Sequence[str | None]) -> str |
 
 
 def _work_described(agent: Agent, needs: ScenarioNeeds) -> str:
+    """What a run of `agent` on scenarios with these needs would execute in its sandbox: agent
+    commands, model-written code, or ''."""
     from benchyard.checks.registry import get_check_type
 
     code_checks = sorted(
