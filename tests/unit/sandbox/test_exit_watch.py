@@ -51,8 +51,11 @@ async def test_an_exit_whose_notification_is_lost_is_still_seen(lost_number: int
 
 
 async def test_a_command_past_its_deadline_ends_and_leaves_no_zombie(tmp_path: Path) -> None:
+    # A duration no other process on the machine sleeps for (a suite running beside this one
+    # starts the same command): the sleepers found below are this test's own.
+    duration = f"300.{os.getpid()}"
     outcome = await run_command(
-        ["sh", "-c", "echo started; sleep 300 & sleep 300"],
+        ["sh", "-c", f"echo started; sleep {duration} & sleep {duration}"],
         cwd=tmp_path,
         env={"PATH": os.environ["PATH"]},
         timeout_sec=1,
@@ -60,8 +63,9 @@ async def test_a_command_past_its_deadline_ends_and_leaves_no_zombie(tmp_path: P
     )
     assert outcome.timed_out
     assert b"started" in outcome.stdout
+    command_line = f"sleep\0{duration}\0".encode()
     sleepers = [
-        pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == b"sleep\x00300\x00"
+        pid for pid in os.listdir("/proc") if pid.isdigit() and _cmdline(pid) == command_line
     ]
     assert all(_is_zombie_or_gone(int(pid)) for pid in sleepers), sleepers
 
