@@ -127,3 +127,12 @@ def cli(db_url: str, tmp_path: Path) -> Cli:
     work = tmp_path / "work"
     work.mkdir()
     return Cli(db_url, work)
+
+
+@pytest.fixture
+def storeless_cli(tmp_path: Path) -> Cli:
+    """The CLI for commands that touch no store (`verify`): without `db_url`, a test that takes
+    it runs once, in the SQLite half of `make test`."""
+    work = tmp_path / "work"
+    work.mkdir()
+    return Cli(None, work)

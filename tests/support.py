@@ -61,12 +61,19 @@ def scenario(sid: str, answer: str, *, category: str = "general", **extra: Any) 
 class Cli:
     """Runs `benchyard` in-process (fast) or as a real process (signals, timeouts)."""
 
-    def __init__(self, db_url: str, cwd: Path) -> None:
-        self.db_url = db_url
+    def __init__(self, db_url: str | None, cwd: Path) -> None:
+        self.db_url = db_url  # None: for commands that take no store
         self.cwd = cwd
 
-    def __call__(self, *args: str, db: bool = True) -> Any:
-        full = [*args, "--db", self.db_url] if db else list(args)
+    def _db_args(self, db: bool | None) -> list[str]:
+        """`--db` with the store's URL, unless `db` is False; by default when there is a store."""
+        if db is False or (db is None and self.db_url is None):
+            return []
+        assert self.db_url is not None, "this Cli has no store"
+        return ["--db", self.db_url]
+
+    def __call__(self, *args: str, db: bool | None = None) -> Any:
+        full = [*args, *self._db_args(db)]
         old = Path.cwd()
         os.chdir(self.cwd)
         try:
@@ -74,8 +81,8 @@ class Cli:
         finally:
             os.chdir(old)
 
-    def process(self, *args: str, db: bool = True, **popen: Any) -> subprocess.Popen[str]:
-        full = [sys.executable, "-m", "benchyard", *args, *(["--db", self.db_url] if db else [])]
+    def process(self, *args: str, db: bool | None = None, **popen: Any) -> subprocess.Popen[str]:
+        full = [sys.executable, "-m", "benchyard", *args, *self._db_args(db)]
         return subprocess.Popen(
             full, cwd=self.cwd, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen
         )

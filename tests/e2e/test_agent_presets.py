@@ -364,8 +364,8 @@ def _key_nowhere(attempts: list[AttemptRecord], work_root: Path, environment_sho
         assert REAL_KEY.encode() not in path.read_bytes(), path
 
 
-def test_agents_lists_the_kinds_and_every_preset(cli: Cli) -> None:
-    listed = cli("agents", db=False)
+def test_agents_lists_the_kinds_and_every_preset(storeless_cli: Cli) -> None:
+    listed = storeless_cli("agents")
     assert listed.exit_code == 0, listed.output
     assert listed.output.startswith("kinds: command, openai, oracle")
     for preset in PRESETS.values():
@@ -373,5 +373,5 @@ def test_agents_lists_the_kinds_and_every_preset(cli: Cli) -> None:
             line.split()[:3] == [preset.kind, preset.package, preset.version]
             for line in listed.output.splitlines()
         ), listed.output
-    refused = cli("agents", "install", "no-such-agent", db=False)
+    refused = storeless_cli("agents", "install", "no-such-agent")
     assert refused.exit_code == 2 and "is no preset" in refused.output

@@ -45,16 +45,16 @@ def test_benchmarks_lists_builtin_and_local(tmp_path: Path, cli: Cli) -> None:
     )
 
 
-def test_validate_and_verify_the_starter_library(cli: Cli) -> None:
-    validated = cli("validate", "starter", db=False)
+def test_validate_and_verify_the_starter_library(storeless_cli: Cli) -> None:
+    validated = storeless_cli("validate", "starter")
     assert validated.exit_code == 0
     assert validated.output.startswith("ok: starter")
-    verified = cli("verify", "starter", db=False)
+    verified = storeless_cli("verify", "starter")
     assert verified.exit_code == 0, verified.output
     assert verified.output.strip().endswith("scenarios verified, 0 broken")
 
 
-def test_verify_reports_a_broken_reference(tmp_path: Path, cli: Cli) -> None:
+def test_verify_reports_a_broken_reference(tmp_path: Path, storeless_cli: Cli) -> None:
     bench = write_benchmark(
         tmp_path / "b",
         [
@@ -68,7 +68,7 @@ def test_verify_reports_a_broken_reference(tmp_path: Path, cli: Cli) -> None:
             {"id": "none", "stimulus": "?", "checks": [{"type": "equals", "value": "x"}]},
         ],
     )
-    result = cli("verify", str(bench), db=False)
+    result = storeless_cli("verify", str(bench))
     assert result.exit_code == 1
     assert "broken: bad: numeric: final number 5" in result.output
     assert "broken: none: no reference" in result.output
@@ -720,7 +720,7 @@ def test_the_unsandboxed_refusal_looks_at_the_selected_scenarios(tmp_path: Path,
     assert queued.exit_code == 0, queued.output
 
 
-def test_the_docs_agree_on_retries_categories_and_trajectories(cli: Cli) -> None:
+def test_the_docs_agree_on_retries_categories_and_trajectories(storeless_cli: Cli) -> None:
     from benchyard.runner.failures import POLICIES
 
     architecture = (REPO / "docs" / "architecture.md").read_text(encoding="utf-8")
@@ -743,7 +743,7 @@ def test_the_docs_agree_on_retries_categories_and_trajectories(cli: Cli) -> None
     assert retried == {"sandbox_start", "provider_unavailable", "check_error", "judge_unparseable"}
     said = " ".join(readme.split())
     assert "Faults a retry would only repeat are not: a harness bug, a provider refusing" in said
-    validated = cli("validate", "starter", db=False).stdout
+    validated = storeless_cli("validate", "starter").stdout
     categories = re.search(r"in 8 categories \(([^)]*)\)", validated)
     assert categories is not None
     for name in categories[1].split(", "):

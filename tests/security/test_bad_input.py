@@ -117,7 +117,7 @@ def test_an_alias_bomb_is_a_problem_at_its_field_not_a_hang(
     assert store.count_runs() == 0
 
 
-def test_anchors_shared_by_many_scenarios_still_load(tmp_path: Path, cli: Cli) -> None:
+def test_anchors_shared_by_many_scenarios_still_load(tmp_path: Path, storeless_cli: Cli) -> None:
     """What aliases are for (one tool shared by every scenario) stays well inside the limit."""
     tools = "tools: &tools [{name: lookup, result: {rows: [1, 2, 3, 4, 5, 6, 7, 8]}}]"
     scenarios = "".join(
@@ -126,7 +126,7 @@ def test_anchors_shared_by_many_scenarios_still_load(tmp_path: Path, cli: Cli) -
         for index in range(2000)
     )
     bench = _write(tmp_path / "bench", {"scenarios/main.yaml": scenarios})
-    code, out, err = _finish(cli.process("validate", str(bench), db=False))
+    code, out, err = _finish(storeless_cli.process("validate", str(bench)))
     assert (code, err) == (0, ""), err
     assert "2000 scenarios" in out
 
@@ -295,7 +295,9 @@ def test_a_fixture_path_through_a_file_is_no_such_file(tmp_path: Path, cli: Cli)
     ]
 
 
-def test_links_that_stay_inside_the_benchmark_are_allowed(tmp_path: Path, cli: Cli) -> None:
+def test_links_that_stay_inside_the_benchmark_are_allowed(
+    tmp_path: Path, storeless_cli: Cli
+) -> None:
     bench = _fixture_bench(
         tmp_path / "bench",
         "data",
@@ -304,7 +306,7 @@ def test_links_that_stay_inside_the_benchmark_are_allowed(tmp_path: Path, cli: C
             "scenarios/data/shared": Path("../../shared"),
         },
     )
-    code, out, err = _finish(cli.process("validate", str(bench), db=False))
+    code, out, err = _finish(storeless_cli.process("validate", str(bench)))
     assert (code, err) == (0, ""), err
     assert out.startswith("ok: bad-input 1.0: 1 scenario in 1 category")
 

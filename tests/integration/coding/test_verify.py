@@ -30,7 +30,9 @@ def test_verify_passes_every_coding_reference(sandbox_name: str) -> None:
     assert broken == {}
 
 
-def test_verify_reports_wrong_references(tmp_path: Path, cli: Cli, sandbox_name: str) -> None:
+def test_verify_reports_wrong_references(
+    tmp_path: Path, storeless_cli: Cli, sandbox_name: str
+) -> None:
     repo = {
         "scenarios/fixtures/repo/calc.py": "def add(a, b):\n    return a - b\n",
         "scenarios/fixtures/wrong.py": "def add(a, b):\n    return a * b\n",
@@ -58,7 +60,7 @@ def test_verify_reports_wrong_references(tmp_path: Path, cli: Cli, sandbox_name:
         },
     ]
     bench = write_benchmark(tmp_path / "b", scenarios, files=repo)
-    result = cli("verify", str(bench), "--sandbox", sandbox_name, db=False)
+    result = storeless_cli("verify", str(bench), "--sandbox", sandbox_name)
     assert result.exit_code == 1, result.output
     broken = dict(line.split(": ", 2)[1:] for line in result.output.splitlines()[:-1])
     assert "FAIL_TO_PASS 0/1 pass (not passing: TestCalc.test_add failed)" in broken["wrong-fix"]
@@ -80,7 +82,7 @@ HIDDEN_TEST = (
 WRONG_FIX = {"src": "fixtures/wrong.py", "dest": "calc.py"}
 
 
-def test_validate_names_the_coding_fields_at_fault(tmp_path: Path, cli: Cli) -> None:
+def test_validate_names_the_coding_fields_at_fault(tmp_path: Path, storeless_cli: Cli) -> None:
     scenarios = [
         {
             "id": "repo",
@@ -97,7 +99,7 @@ def test_validate_names_the_coding_fields_at_fault(tmp_path: Path, cli: Cli) -> 
         },
     ]
     bench = write_benchmark(tmp_path / "b", scenarios)
-    result = cli("validate", str(bench), db=False)
+    result = storeless_cli("validate", str(bench))
     assert result.exit_code != 0
     lines = result.output.splitlines()
     for expected in (

@@ -88,7 +88,9 @@ def test_harbor_tasks_verify_and_report_named_rewards(
     assert rewards["reward"] == {"mean": 1.0, "attempts": 1}
 
 
-def test_terminal_bench_tasks_pass_when_every_test_passes(cli: Cli, tmp_path: Path) -> None:
+def test_terminal_bench_tasks_pass_when_every_test_passes(
+    storeless_cli: Cli, tmp_path: Path
+) -> None:
     task = tmp_path / "tb" / "hello-world"
     (task / "tests").mkdir(parents=True)
     (task / "task.yaml").write_text(
@@ -107,9 +109,9 @@ def test_terminal_bench_tasks_pass_when_every_test_passes(cli: Cli, tmp_path: Pa
     )
     out = tmp_path / "imported"
     assert (
-        cli("import", "terminal-bench", str(task.parent), "-o", str(out), db=False).exit_code == 0
+        storeless_cli("import", "terminal-bench", str(task.parent), "-o", str(out)).exit_code == 0
     )
-    verified = cli("verify", str(out), db=False)
+    verified = storeless_cli("verify", str(out))
     assert verified.exit_code == 0, verified.output
     benchmark = load_benchmark(out)
     with ChangeGrader(benchmark, RunSettings(sandbox="bwrap")) as grader:
@@ -117,13 +119,15 @@ def test_terminal_bench_tasks_pass_when_every_test_passes(cli: Cli, tmp_path: Pa
     assert not graded.passed and "1 of 2 did not pass" in (graded.cause or "")
 
 
-def test_multi_container_tasks_are_named_or_skipped(cli: Cli, tmp_path: Path, tasks: Path) -> None:
+def test_multi_container_tasks_are_named_or_skipped(
+    storeless_cli: Cli, tmp_path: Path, tasks: Path
+) -> None:
     compose = tasks / "simple-task" / "environment" / "docker-compose.yaml"
     compose.write_text("services: {}\n")
-    result = cli("import", "harbor", str(tasks), "-o", str(tmp_path / "a"), db=False)
+    result = storeless_cli("import", "harbor", str(tasks), "-o", str(tmp_path / "a"))
     assert result.exit_code == 1
     assert f"{compose}: multi-container tasks are not supported" in result.output
-    result = cli(
+    result = storeless_cli(
         "import",
         "harbor",
         str(tasks),

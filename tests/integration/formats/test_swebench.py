@@ -117,7 +117,7 @@ def _instances(path: Path, commit: str) -> Path:
     [(GOLD, True, True), (WRONG, True, False), (STALE, False, False), ("", False, False)],
 )
 def test_grade_patches_writes_the_official_report(
-    cli: Cli,
+    storeless_cli: Cli,
     tmp_path: Path,
     instance_image: tuple[str, Path, str],
     patch: str,
@@ -131,7 +131,7 @@ def test_grade_patches_writes_the_official_report(
         [{"instance_id": "toy__calc-1", "model_patch": patch, "model_name_or_path": "toy-model"}],
     )
     out = tmp_path / "report.json"
-    result = cli(
+    result = storeless_cli(
         "grade-patches",
         str(instances),
         str(predictions),
@@ -157,23 +157,23 @@ def test_grade_patches_writes_the_official_report(
     assert f"resolved {int(resolved)}/1" in result.output
 
 
-def test_grade_patches_names_an_unknown_instance(cli: Cli, tmp_path: Path) -> None:
+def test_grade_patches_names_an_unknown_instance(storeless_cli: Cli, tmp_path: Path) -> None:
     instances = _instances(tmp_path / "instances.jsonl", "abc")
     predictions = write_jsonl(
         tmp_path / "preds.jsonl", [{"instance_id": "nope", "model_patch": GOLD}]
     )
-    result = cli("grade-patches", str(instances), str(predictions), db=False)
+    result = storeless_cli("grade-patches", str(instances), str(predictions))
     assert result.exit_code == 1
     assert f"{predictions}:1: instance_id: no instance 'nope'" in result.output
 
 
 def test_an_imported_instance_verifies_through_both_phases(
-    cli: Cli, tmp_path: Path, instance_image: tuple[str, Path, str]
+    storeless_cli: Cli, tmp_path: Path, instance_image: tuple[str, Path, str]
 ) -> None:
     image, clones, commit = instance_image
     instances = _instances(tmp_path / "instances.jsonl", commit)
     out = tmp_path / "swe"
-    result = cli(
+    result = storeless_cli(
         "import",
         "swe-bench",
         str(instances),
@@ -187,6 +187,6 @@ def test_an_imported_instance_verifies_through_both_phases(
     )
     assert result.exit_code == 0, result.output
     assert (out / "scenarios" / "fixtures" / "toy__calc-1" / "repo" / "calc.py").read_text() == CALC
-    verified = cli("verify", str(out), db=False)
+    verified = storeless_cli("verify", str(out))
     assert verified.exit_code == 0, verified.output
     assert "1 scenario verified, 0 broken" in verified.output

@@ -72,7 +72,7 @@ def test_swebench_4_1_no_test_ran_fails_every_test_in_grade_patches(
 
 
 def test_swebench_5_0_2_no_test_ran_is_an_error_of_the_check_not_a_failure(
-    cli: Cli, tmp_path: Path, instance_image: tuple[str, Path, str]
+    storeless_cli: Cli, tmp_path: Path, instance_image: tuple[str, Path, str]
 ) -> None:
     """`verify` grades the instance's own patch through the `swebench` check: an evaluation where
     no test ran is an infrastructure error (retried, left out of accuracy), never `failed`."""
@@ -82,9 +82,9 @@ def test_swebench_5_0_2_no_test_ran_is_an_error_of_the_check_not_a_failure(
     write_jsonl(instances, [{**record, "patch": NO_TESTS}])
     out = tmp_path / "swe"
     options = ("--option", f"image={image}", "--option", f"repos={clones}")
-    imported = cli("import", "swe-bench", str(instances), "-o", str(out), *options, db=False)
+    imported = storeless_cli("import", "swe-bench", str(instances), "-o", str(out), *options)
     assert imported.exit_code == 0, imported.output
-    verified = cli("verify", str(out), db=False)
+    verified = storeless_cli("verify", str(out))
     assert verified.exit_code != 0
     assert (
         "check swebench could not run: invalid evaluation (swebench 5.0.2): no test ran"

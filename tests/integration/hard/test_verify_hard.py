@@ -70,13 +70,13 @@ def _edit(root: Path, file: str, scenario_id: str, **changes: object) -> None:
     path.write_text(yaml.safe_dump(scenarios, sort_keys=False), encoding="utf-8")
 
 
-def test_a_wrong_answer_is_caught_by_its_derivation(cli: Cli, tmp_path: Path) -> None:
+def test_a_wrong_answer_is_caught_by_its_derivation(storeless_cli: Cli, tmp_path: Path) -> None:
     """math-001's reference and check both say 9 (its checks pass); the brute force says 8."""
     root = _subset(tmp_path, "math.yaml", ["math-001", "math-004"])
-    assert cli("verify", str(root), db=False).exit_code == 0
+    assert storeless_cli("verify", str(root)).exit_code == 0
     _edit(root, "math.yaml", "math-001", reference="9", checks=[{"type": "numeric", "value": 9}])
 
-    result = cli("verify", str(root), db=False)
+    result = storeless_cli("verify", str(root))
 
     assert result.exit_code == 1
     assert "broken: math-001: derive worked out '8' but the reference says '9'" in result.output
@@ -84,7 +84,7 @@ def test_a_wrong_answer_is_caught_by_its_derivation(cli: Cli, tmp_path: Path) ->
     assert "1 answer(s) re-derived" in result.output
 
 
-def test_a_wrong_logic_solution_is_caught(cli: Cli, tmp_path: Path) -> None:
+def test_a_wrong_logic_solution_is_caught(storeless_cli: Cli, tmp_path: Path) -> None:
     root = _subset(tmp_path, "logic.yaml", ["logic-001"])
     scenario = yaml.safe_load((root / "scenarios" / "logic.yaml").read_text())[0]
     swapped = dict(scenario["checks"][1]["value"])
@@ -94,26 +94,28 @@ def test_a_wrong_logic_solution_is_caught(cli: Cli, tmp_path: Path) -> None:
 
     _edit(root, "logic.yaml", "logic-001", reference=json.dumps(swapped), checks=checks)
 
-    result = cli("verify", str(root), db=False)
+    result = storeless_cli("verify", str(root))
 
     assert result.exit_code == 1 and "broken: logic-001: derive worked out" in result.output
 
 
-def test_checks_that_let_a_decoy_pass_are_caught(cli: Cli, tmp_path: Path) -> None:
+def test_checks_that_let_a_decoy_pass_are_caught(storeless_cli: Cli, tmp_path: Path) -> None:
     """tools-002 with its must_not_include check taken away: the decoy that issues the refund
     passes, so the case cannot tell a good agent from a bad one."""
     root = _subset(tmp_path, "tools.yaml", ["tools-002", "tools-009"])
     scenario = yaml.safe_load((root / "scenarios" / "tools.yaml").read_text())[0]
     _edit(root, "tools.yaml", "tools-002", checks=[scenario["checks"][0]])
 
-    result = cli("verify", str(root), db=False)
+    result = storeless_cli("verify", str(root))
 
     assert result.exit_code == 1
     assert "broken: tools-002: decoy 1 (a known-wrong answer) passes its checks" in result.output
     assert "1 decoy(s) rejected" in result.output  # tools-009's
 
 
-def test_a_broken_coding_reference_is_caught_in_the_sandbox(cli: Cli, tmp_path: Path) -> None:
+def test_a_broken_coding_reference_is_caught_in_the_sandbox(
+    storeless_cli: Cli, tmp_path: Path
+) -> None:
     root = _subset(tmp_path, "coding.yaml", ["coding-004"])
     scenario = yaml.safe_load((root / "scenarios" / "coding.yaml").read_text())[0]
     _edit(
@@ -123,14 +125,14 @@ def test_a_broken_coding_reference_is_caught_in_the_sandbox(cli: Cli, tmp_path: 
         reference=scenario["reference"].replace(" < value", " <= value"),
     )
 
-    result = cli("verify", str(root), db=False)
+    result = storeless_cli("verify", str(root))
 
     assert result.exit_code == 1 and "broken: coding-004: code_exec: a test failed" in result.output
 
 
 @pytest.mark.slow
-def test_verify_hard_passes_with_nothing_broken(cli: Cli) -> None:
-    result = cli("verify", "hard", db=False)
+def test_verify_hard_passes_with_nothing_broken(storeless_cli: Cli) -> None:
+    result = storeless_cli("verify", "hard")
 
     assert result.exit_code == 0, result.output
     assert "hard 1.0.0: 64 scenarios verified, 0 broken" in result.output

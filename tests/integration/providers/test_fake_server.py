@@ -87,10 +87,10 @@ def test_errors_carry_retry_after(fake_llm: StartFake) -> None:
     assert response.json()["error"]["type"] == "rate_limit_exceeded"
 
 
-def test_fake_llm_command_serves_a_script(tmp_path: Path, cli: Cli) -> None:
+def test_fake_llm_command_serves_a_script(tmp_path: Path, storeless_cli: Cli) -> None:
     script = tmp_path / "replies.yaml"
     script.write_text("replies:\n  - match: ping\n    content: pong from a file\n")
-    process = cli.process("fake-llm", "--port", "0", "--script", str(script), db=False)
+    process = storeless_cli.process("fake-llm", "--port", "0", "--script", str(script))
     try:
         assert process.stdout is not None
         url = process.stdout.readline().split(" at ")[1].strip()
@@ -113,10 +113,10 @@ def test_fake_llm_command_serves_a_script(tmp_path: Path, cli: Cli) -> None:
     assert process.returncode == 0
 
 
-def test_a_bad_script_is_one_clear_line(tmp_path: Path, cli: Cli) -> None:
+def test_a_bad_script_is_one_clear_line(tmp_path: Path, storeless_cli: Cli) -> None:
     script = tmp_path / "replies.yaml"
     script.write_text("replies:\n  - match: ping\n    contnet: pong\n")
-    result = cli("fake-llm", "--script", str(script), db=False)
+    result = storeless_cli("fake-llm", "--script", str(script))
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         f"error: {script}: replies.0.contnet: Extra inputs are not permitted"

@@ -63,8 +63,8 @@ def test_every_problem_names_file_line_and_field(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", CLI_CASES)
-def test_validate_prints_every_problem_and_exits_1(cli: Cli, name: str) -> None:
-    result = cli("validate", str(CORPUS / name), db=False)
+def test_validate_prints_every_problem_and_exits_1(storeless_cli: Cli, name: str) -> None:
+    result = storeless_cli("validate", str(CORPUS / name))
     expected: list[str] = EXPECTED[name]["problems"]
     assert result.exit_code == 1
     lines = result.stderr.splitlines()
@@ -74,8 +74,8 @@ def test_validate_prints_every_problem_and_exits_1(cli: Cli, name: str) -> None:
     assert "Traceback" not in result.output
 
 
-def test_validate_accepts_a_manifest_path_as_well_as_its_directory(cli: Cli) -> None:
-    result = cli("validate", str(CORPUS / "check-type-typo" / "benchmark.yaml"), db=False)
+def test_validate_accepts_a_manifest_path_as_well_as_its_directory(storeless_cli: Cli) -> None:
+    result = storeless_cli("validate", str(CORPUS / "check-type-typo" / "benchmark.yaml"))
     assert result.exit_code == 1
     assert result.stderr.splitlines() == [
         *EXPECTED["check-type-typo"]["problems"],
