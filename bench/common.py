@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-BENCHYARD = [sys.executable, "-m", "benchyard"]
+BENCHYARD = [sys.executable, "-P", "-m", "benchyard"]  # -P: not bench/queue.py for queue
 
 
 def trivial_benchmark(root: Path, count: int, name: str = "trivial") -> Path:

@@ -109,7 +109,9 @@ def start_rescore(store: Store, run: RunRecord, workdir: Path) -> Path:
     environment = {**os.environ, "BENCHYARD_DB": store.url}
     with log.open("ab") as output:
         process = subprocess.Popen(
-            [sys.executable, "-m", "benchyard", "rescore", run.id, "--quiet"],
+            # -P: `-m` would put the working directory first on sys.path, where a project's own
+            # queue.py or typing.py would be imported in place of the standard library's
+            [sys.executable, "-P", "-m", "benchyard", "rescore", run.id, "--quiet"],
             cwd=workdir,
             env=environment,
             stdin=subprocess.DEVNULL,

@@ -144,6 +144,9 @@ def test_cancel_stops_a_run_and_keeps_what_finished(
 def test_rescore_runs_in_a_process_of_its_own_into_a_linked_run(
     server: ServerThread, filled: Filled, store: Store, tmp_path: Path
 ) -> None:
+    # The project's own modules named like the standard library's are not what the process runs.
+    for shadow in ("queue.py", "typing.py"):
+        (tmp_path / "project" / shadow).write_text("raise SystemExit('the project shadowed it')\n")
     client = browser_client(server)
     answer = client.post(f"/runs/{filled.baseline}/rescore", data={"csrf_token": csrf_of(client)})
     assert answer.status_code == 303 and answer.headers["location"].startswith("/queue?rescoring=")
