@@ -18,6 +18,7 @@ TESTS = (STORE_TEST, MARKED_TEST, PLAIN_TEST)
 def collected(store: str) -> list[str]:
     """The node ids pytest collects from the three tests above with BENCHYARD_TEST_DB=`store`."""
     environment = {**os.environ, "BENCHYARD_TEST_DB": store}
+    environment.pop("PYTEST_ADDOPTS", None)  # a -q there would list files, not node ids
     listing = subprocess.run(
         [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider", *TESTS],
         cwd=ROOT,
