@@ -30,9 +30,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from sqlalchemy import Connection, delete, insert, select, update
-from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.exc import IntegrityError
 
 from benchyard.errors import BenchyardError
+from benchyard.store.database import EngineDatabase
 from benchyard.store.records import RunRecord
 from benchyard.store.schema import runs, schedule_firings, schedules
 from benchyard.store.store import Store, aware
@@ -40,7 +41,6 @@ from benchyard.store.store import Store, aware
 MissedPolicy = Literal["skip", "once"]
 MISSED_POLICIES: tuple[MissedPolicy, ...] = ("skip", "once")
 DEFAULT_GRACE_SEC = 600.0
-TRANSACTION_TRIES = 5
 T = TypeVar("T")
 
 
@@ -382,19 +382,7 @@ def _firing_by_id(store: Store, firing_id: int) -> Firing:
 def _transact(store: Store, body: Callable[[Connection], T]) -> T:
     """One transaction; on SQLite it holds the write lock from its start, on PostgreSQL a
     serialization failure or deadlock is tried again."""
-    for attempt in range(1, TRANSACTION_TRIES + 1):
-        try:
-            with store.engine.connect() as connection:
-                if store.engine.dialect.name == "sqlite":
-                    connection.exec_driver_sql("BEGIN IMMEDIATE")
-                result = body(connection)
-                connection.commit()
-                return result
-        except OperationalError as error:
-            state = getattr(error.orig, "sqlstate", None) or ""
-            if not state.startswith("40") or attempt == TRANSACTION_TRIES:
-                raise
-    raise AssertionError("unreachable")
+    return EngineDatabase(store.engine).transact_connection(body)
 
 
 def _schedule(row: Any) -> Schedule:

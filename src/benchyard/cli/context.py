@@ -19,7 +19,7 @@ def load_project() -> ProjectConfig:
 
 
 def open_store(db: str | None, config: ProjectConfig) -> Store:
-    from benchyard.store.engine import resolve_db_url
+    from benchyard.store.lite import resolve_db_url
     from benchyard.store.store import Store
 
     return Store.open(resolve_db_url(db, config.db))

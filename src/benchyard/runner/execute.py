@@ -16,8 +16,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from benchyard import __version__, secrets
 from benchyard.agents.base import Agent, AgentResult, AgentTask
 from benchyard.backoff import MAX_BACKOFF_SEC, backoff_delay
@@ -41,6 +39,7 @@ from benchyard.sandbox.network import canonical_network
 from benchyard.sandbox.registry import default_sandbox_name
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
+from benchyard.store.database import database_errors
 from benchyard.store.queue import ClaimedAttempt, Queue, WorkerIdentity, WriteOutcome
 from benchyard.store.records import AttemptRecord, RunRecord
 
@@ -119,7 +118,7 @@ class _Writer:
             len(self.buffer) >= FLUSH_EVERY
             or time.monotonic() - self.last_flush > FLUSH_INTERVAL_SEC
         ):
-            with contextlib.suppress(SQLAlchemyError):  # kept: the worker's beat tries again
+            with contextlib.suppress(*database_errors()):  # kept: the worker's beat tries again
                 self.flush()
 
     def flush(self) -> None:

@@ -22,7 +22,7 @@ from benchyard.sandbox.limits import (
 )
 from benchyard.sandbox.network import Egress, is_mode, parse_destinations
 from benchyard.sandbox.registry import SandboxOptions, build_sandbox, why_no_default_sandbox
-from benchyard.store.engine import DEFAULT_DB_DIR
+from benchyard.store.lite import DEFAULT_DB_DIR, plain_sqlite_file
 
 if TYPE_CHECKING:
     from benchyard.agents.base import Agent
@@ -268,9 +268,11 @@ def store_files(url: str | None) -> tuple[Path, ...]:
         return store_endpoints(url).sockets
     if not url:
         return ()
-    from sqlalchemy.engine import make_url
+    database: str | None = str(plain_sqlite_file(url) or "")
+    if not database:
+        from sqlalchemy.engine import make_url
 
-    database = make_url(url).database
+        database = make_url(url).database
     if not database or database == ":memory:":
         return ()
     path = Path(database).resolve()

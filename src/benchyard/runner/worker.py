@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sqlalchemy.exc import SQLAlchemyError
-
 from benchyard.agents.base import Agent
 from benchyard.errors import BenchyardError
 from benchyard.executors.local import LocalExecutor
@@ -46,6 +44,7 @@ from benchyard.runner.workdir import make_scratch_layout
 from benchyard.spec.loader import Benchmark
 from benchyard.spec.models import Scenario
 from benchyard.spec.scenario_index import scenarios_by_id
+from benchyard.store.database import database_errors
 from benchyard.store.queue import (
     ClaimedAttempt,
     Queue,
@@ -388,7 +387,7 @@ class Worker:
         """A store that is briefly unreachable must not stop the worker: try again next beat."""
         try:
             action()
-        except SQLAlchemyError as error:
+        except database_errors() as error:
             reason = getattr(error, "orig", None) or error
             self.log(f"store unavailable, retrying: {str(reason).splitlines()[0]}")
 

@@ -5,37 +5,25 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import re
-import sqlite3
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import URL, Connection, Engine, create_engine, event, inspect, make_url, text
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
-from benchyard.errors import BenchyardError
-from benchyard.store.lite import BUSY_TIMEOUT_SEC, MIGRATIONS, head_revisions
 from benchyard.store.lite import DEFAULT_DB_DIR as DEFAULT_DB_DIR
 from benchyard.store.lite import DEFAULT_DB_FILE as DEFAULT_DB_FILE
+from benchyard.store.lite import MIGRATIONS, OpenedFile, head_revisions, sqlite_pragmas
+from benchyard.store.lite import StoreGone as StoreGone
+from benchyard.store.lite import StoreUnavailable as StoreUnavailable
 from benchyard.store.lite import default_db_url as default_db_url
 from benchyard.store.lite import head_revision as head_revision
 from benchyard.store.lite import resolve_db_url as resolve_db_url
 
-
-class StoreUnavailable(BenchyardError):
-    """The database cannot be reached or brought up to date."""
-
-
-class StoreGone(StoreUnavailable):
-    """The SQLite file a store opened was removed or replaced while in use."""
-
-
 SUPPORTED = "sqlite (sqlite:///path/to/store.db) and postgresql (postgresql://user@host/database)"
 _DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
 MIGRATION_LOCK_KEY = 0x62656E6368796172  # "benchyar": PostgreSQL's advisory lock of migrations
-WAL_SWITCH_RETRY_SEC = 0.02
 
 
 def with_driver(url: str) -> str:
@@ -79,27 +67,7 @@ def sqlite_file(url: URL) -> Path | None:
 
 
 def _sqlite_pragmas(connection: Any, _record: Any) -> None:
-    cursor = connection.cursor()
-    cursor.execute(f"PRAGMA busy_timeout={round(BUSY_TIMEOUT_SEC * 1000)}")
-    _switch_to_wal(cursor)
-    cursor.execute("PRAGMA synchronous=NORMAL")
-    cursor.execute("PRAGMA foreign_keys=ON")
-    cursor.close()
-
-
-def _switch_to_wal(cursor: Any) -> None:
-    """`PRAGMA journal_mode=WAL`, tried again while the database is busy: while another connection
-    writes a store not yet in WAL mode (processes creating a new store at once), SQLite fails the
-    switch at once, without waiting on the busy timeout as its other statements do."""
-    deadline = time.monotonic() + BUSY_TIMEOUT_SEC
-    while True:
-        try:
-            cursor.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as error:
-            if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
-                raise
-        time.sleep(WAL_SWITCH_RETRY_SEC)
+    sqlite_pragmas(connection)
 
 
 def make_engine(url: str) -> Engine:
@@ -129,34 +97,10 @@ def _make_directory(directory: Path, url: str) -> None:
         ) from None
 
 
-@dataclass(frozen=True)
-class OpenedFile:
-    """The SQLite file a store opened, by device and inode: a file removed, or another put in
-    its place, is noticed before the next write goes to a file nobody will read again."""
-
-    path: Path
-    device: int
-    inode: int
-
-    @classmethod
-    def of(cls, engine: Engine) -> OpenedFile | None:
-        path = sqlite_file(engine.url)
-        if path is None:
-            return None
-        stat = path.stat()
-        return cls(path, stat.st_dev, stat.st_ino)
-
-    def check(self) -> None:
-        """Raise StoreGone when the path no longer leads to the file that was opened."""
-        try:
-            stat = self.path.stat()
-        except OSError:
-            stat = None
-        if stat is None or (stat.st_dev, stat.st_ino) != (self.device, self.inode):
-            raise StoreGone(
-                f"the store file {self.path} was removed or replaced during the run: "
-                "the results written to it since it was opened are lost"
-            )
+def opened_file(engine: Engine) -> OpenedFile | None:
+    """The SQLite file an engine opens (None for PostgreSQL or an in-memory database)."""
+    path = sqlite_file(engine.url)
+    return None if path is None else OpenedFile.of(path)
 
 
 def _current_revisions(engine: Engine) -> frozenset[str]:

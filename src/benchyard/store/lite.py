@@ -13,9 +13,13 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from benchyard.errors import BenchyardError
 
 if TYPE_CHECKING:
     from sqlalchemy import Engine
@@ -25,6 +29,15 @@ DEFAULT_DB_FILE = "benchyard.db"
 BUSY_TIMEOUT_SEC = 10.0  # how long a statement waits on another connection's lock (engine.py too)
 SQLITE_HEADER = b"SQLite format 3\x00"
 MIGRATIONS = Path(__file__).parent / "migrations"
+WAL_SWITCH_RETRY_SEC = 0.02
+
+
+class StoreUnavailable(BenchyardError):
+    """The database cannot be reached or brought up to date."""
+
+
+class StoreGone(StoreUnavailable):
+    """The SQLite file a store opened was removed or replaced while in use."""
 
 
 def default_db_url(cwd: Path | None = None) -> str:
@@ -152,11 +165,18 @@ def open_at_head(url: str) -> SqliteReader | None:
     """A reader of the store at `url` when it is a plain SQLite file that exists and is at the
     head revision; None otherwise: Store.open then creates or migrates it, or says what is wrong
     with it, in its own words."""
+    connection = connect_at_head(url)
+    return None if connection is None else SqliteReader(connection)
+
+
+def connect_at_head(url: str, **options: Any) -> sqlite3.Connection | None:
+    """A `sqlite3` connection (made with `options`) to the store at `url` when it is a plain
+    SQLite file that exists and is at the head revision, else None (see open_at_head)."""
     path = plain_sqlite_file(url)
     if path is None or not _starts_like_sqlite(path):
         return None
     try:
-        connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SEC)
+        connection: sqlite3.Connection = sqlite3.connect(path, timeout=BUSY_TIMEOUT_SEC, **options)
     except sqlite3.Error:
         return None
     try:
@@ -166,7 +186,7 @@ def open_at_head(url: str) -> SqliteReader | None:
     if not rows or frozenset(str(row[0]) for row in rows) != head_revisions():
         connection.close()
         return None
-    return SqliteReader(connection)
+    return connection
 
 
 def _starts_like_sqlite(path: Path) -> bool:
@@ -175,3 +195,55 @@ def _starts_like_sqlite(path: Path) -> bool:
             return file.read(len(SQLITE_HEADER)) == SQLITE_HEADER
     except OSError:
         return False
+
+
+def sqlite_pragmas(connection: Any) -> None:
+    """What every connection to a SQLite store sets first (a `sqlite3` connection)."""
+    cursor = connection.cursor()
+    cursor.execute(f"PRAGMA busy_timeout={round(BUSY_TIMEOUT_SEC * 1000)}")
+    _switch_to_wal(cursor)
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """`PRAGMA journal_mode=WAL`, tried again while the database is busy: while another connection
+    writes a store not yet in WAL mode (processes creating a new store at once), SQLite fails the
+    switch at once, without waiting on the busy timeout as its other statements do."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_SEC
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(WAL_SWITCH_RETRY_SEC)
+
+
+@dataclass(frozen=True)
+class OpenedFile:
+    """The SQLite file a store opened, by device and inode: a file removed, or another put in
+    its place, is noticed before the next write goes to a file nobody will read again."""
+
+    path: Path
+    device: int
+    inode: int
+
+    @classmethod
+    def of(cls, path: Path) -> OpenedFile:
+        stat = path.stat()
+        return cls(path, stat.st_dev, stat.st_ino)
+
+    def check(self) -> None:
+        """Raise StoreGone when the path no longer leads to the file that was opened."""
+        try:
+            stat = self.path.stat()
+        except OSError:
+            stat = None
+        if stat is None or (stat.st_dev, stat.st_ino) != (self.device, self.inode):
+            raise StoreGone(
+                f"the store file {self.path} was removed or replaced during the run: "
+                "the results written to it since it was opened are lost"
+            )

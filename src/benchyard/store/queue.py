@@ -15,34 +15,40 @@ that lock both lock the run rows first, then the queued attempts, so that they c
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import socket
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
-
-from sqlalchemy import Connection, and_, func, insert, or_, select, update
-from sqlalchemy.exc import OperationalError
+from typing import TYPE_CHECKING, Any
 
 from benchyard.errors import BenchyardError
 from benchyard.store import run_reads
-from benchyard.store.lite import EngineReader
+from benchyard.store.database import Transaction
+from benchyard.store.lite import in_list
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
-from benchyard.store.schema import attempt_queue, run_resumes, runs
-from benchyard.store.store import Store, insert_attempts, insert_run
+from benchyard.store.store import Store, insert_attempts, insert_run, insert_values
+
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
 
 QUEUED, CLAIMED, DONE, CANCELLED = "queued", "claimed", "done", "cancelled"
 OPEN_STATES = (QUEUED, CLAIMED)
 ACTIVE_RUN_STATUSES = ("queued", "running")
-TRANSACTION_TRIES = 5
 ENQUEUE_CHUNK = 1000  # queue rows inserted per statement
-
-q = attempt_queue
-T = TypeVar("T")
+# A claim given up: the attempt's new state is :unclaimed_state.
+UNCLAIMED = (
+    "state = :unclaimed_state, worker = NULL, worker_node = NULL, worker_pid = NULL, "
+    "lease_expires_at = NULL, node = NULL, stuck_since = NULL"
+)
+_QUEUE_ROW = ("run_id", "scenario_id", "epoch", "state", "tries", "claims")
+_HOLDER = ("worker", "worker_node", "worker_pid")
+_CLAIMED_COLUMNS = "id, run_id, scenario_id, epoch, tries"
+_STALE_COLUMNS = "id, run_id, worker, worker_pid, worker_node, stuck_since"
 
 
 class RunNotActive(BenchyardError):
@@ -99,51 +105,59 @@ class StopOutcome:
     dropped: int  # queued or running attempts cancelled
 
 
+@dataclass(frozen=True)
+class _LockedRun:
+    id: str
+    status: str
+    settings: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class _Claim:
+    """A claim read back to be taken back: a row of _STALE_COLUMNS."""
+
+    id: int
+    run_id: str
+    worker: str
+    worker_pid: int | None
+    worker_node: str | None
+    stuck_since: Any
+
+
 class Queue:
     def __init__(self, store: Store) -> None:
         self.store = store
-        self.engine = store.engine
-        self.sqlite = store.engine.dialect.name == "sqlite"
+        self.database = store.database
+        self.sqlite = self.database.dialect == "sqlite"
         self._started: set[str] = set()  # runs this queue already saw running
 
-    def _transact(self, body: Callable[[Connection], T]) -> T:
-        """Run `body` in one transaction. On SQLite it holds the write lock from its first
-        statement (the single-writer path); on PostgreSQL rows are locked where they are read, and
-        a transaction chosen as a deadlock victim is run again."""
-        for attempt in range(1, TRANSACTION_TRIES + 1):
-            try:
-                with self.engine.connect() as connection:
-                    if self.sqlite:
-                        connection.exec_driver_sql("BEGIN IMMEDIATE")
-                    result = body(connection)
-                    connection.commit()
-                    return result
-            except OperationalError as error:
-                state = getattr(error.orig, "sqlstate", None) or ""
-                if not state.startswith("40") or attempt == TRANSACTION_TRIES:
-                    raise
-        raise AssertionError("unreachable")
+    @property
+    def engine(self) -> Engine:
+        return self.store.engine
 
-    def _later(self, seconds: float) -> Any:
-        """A lease deadline on the database's clock (workers on several machines agree on it)."""
+    def _later(self, seconds: float, params: dict[str, Any], name: str = "lease") -> str:
+        """SQL for a moment `seconds` from now on the database's clock (workers on several
+        machines agree on lease deadlines), its value put in `params`."""
         if self.sqlite:
-            return datetime.now(UTC) + timedelta(seconds=seconds)
-        return func.now() + timedelta(seconds=seconds)
+            params[name] = datetime.now(UTC) + timedelta(seconds=seconds)
+            return f":{name}"
+        params[name] = float(seconds)
+        return f"now() + make_interval(secs => :{name})"
 
-    def _now(self) -> Any:
-        return self._later(0)
+    def _locked(self, sql: str, *, skip_locked: bool = False) -> str:
+        if self.sqlite:
+            return sql
+        return sql + (" FOR UPDATE SKIP LOCKED" if skip_locked else " FOR UPDATE")
 
-    def _locked(self, query: Any, *, skip_locked: bool = False) -> Any:
-        return query if self.sqlite else query.with_for_update(skip_locked=skip_locked)
-
-    def _lock_runs(self, connection: Connection, run_ids: Iterable[str]) -> dict[str, Any]:
+    def _lock_runs(self, tx: Transaction, run_ids: Iterable[str]) -> dict[str, _LockedRun]:
         """Lock the run rows (in id order) and return their status and settings."""
         ids = sorted(set(run_ids))
         if not ids:
             return {}
-        query = select(runs.c.id, runs.c.status, runs.c.settings).where(runs.c.id.in_(ids))
-        rows = connection.execute(self._locked(query.order_by(runs.c.id))).all()
-        return {row.id: row for row in rows}
+        params: dict[str, Any] = {}
+        sql = f"SELECT id, status, settings FROM runs WHERE id IN ({in_list('run', ids, params)})"
+        rows = tx.execute(self._locked(sql + " ORDER BY id"), params).rows
+        return {row[0]: _LockedRun(row[0], row[1], _json(row[2]) or {}) for row in rows}
 
     # ---- enqueueing ---------------------------------------------------------------------
 
@@ -159,35 +173,33 @@ class Queue:
         transaction, a chunk at a time. With a `holder` (an inline run) they are claimed by it at
         once: it reads them back with `held`."""
         run.status = "running" if holder else "queued"
-        holder_values: dict[str, Any] = {}
-        if holder is not None:
-            holder_values = {
-                "worker": holder.id,
-                "worker_node": holder.node,
-                "worker_pid": holder.pid,
-            }
         fixed = {
             "run_id": run.id,
             "state": CLAIMED if holder else QUEUED,
             "tries": 0,
             "claims": 0,
-            **holder_values,
+            "worker": holder.id if holder else None,
+            "worker_node": holder.node if holder else None,
+            "worker_pid": holder.pid if holder else None,
         }
+        statement = insert_values("attempt_queue", (*_QUEUE_ROW, *_HOLDER))
 
-        def body(connection: Connection) -> None:
-            insert_run(connection, run)
+        def body(tx: Transaction) -> None:
+            insert_run(tx, run)
             pairs = iter(attempts)
             while chunk := list(itertools.islice(pairs, ENQUEUE_CHUNK)):
-                rows = [{"scenario_id": s, "epoch": epoch, **fixed} for s, epoch in chunk]
-                connection.execute(insert(q), rows)
+                tx.execute_many(
+                    statement, [{**fixed, "scenario_id": s, "epoch": epoch} for s, epoch in chunk]
+                )
             if holder is not None:  # the database's clock (PostgreSQL) cannot go in a bulk insert
-                connection.execute(
-                    update(q)
-                    .where(q.c.run_id == run.id)
-                    .values(lease_expires_at=self._later(lease_sec))
+                params: dict[str, Any] = {"run": run.id}
+                later = self._later(lease_sec, params)
+                tx.execute(
+                    f"UPDATE attempt_queue SET lease_expires_at = {later} WHERE run_id = :run",
+                    params,
                 )
 
-        self._transact(body)
+        self.database.transact(body)
 
     # ---- claiming and holding -----------------------------------------------------------
 
@@ -201,35 +213,36 @@ class Queue:
         skip_runs: Iterable[str] = (),
     ) -> list[ClaimedAttempt]:
         """Claim up to `limit` queued attempts, oldest first; their runs become running."""
-        candidates = select(q.c.id).where(q.c.state == QUEUED)
+        params: dict[str, Any] = {**_holder(worker), "queued": QUEUED, "limit": limit}
+        candidates = "SELECT id FROM attempt_queue WHERE state = :queued"
         if run_id is not None:
-            candidates = candidates.where(q.c.run_id == run_id)
+            candidates += " AND run_id = :run"
+            params["run"] = run_id
         skipped = list(skip_runs)
         if skipped:
-            candidates = candidates.where(q.c.run_id.not_in(skipped))
-        candidates = self._locked(candidates.order_by(q.c.id).limit(limit), skip_locked=True)
+            candidates += f" AND run_id NOT IN ({in_list('skip', skipped, params)})"
+        candidates = self._locked(f"{candidates} ORDER BY id LIMIT :limit", skip_locked=True)
+        later = self._later(lease_sec, params)
         statement = (
-            update(q)
-            .where(q.c.id.in_(candidates.scalar_subquery()))
-            .values(
-                state=CLAIMED,
-                worker=worker.id,
-                worker_node=worker.node,
-                worker_pid=worker.pid,
-                lease_expires_at=self._later(lease_sec),
-            )
-            .returning(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
+            f"UPDATE attempt_queue SET state = :claimed, worker = :worker, "
+            f"worker_node = :worker_node, worker_pid = :worker_pid, lease_expires_at = {later} "
+            f"WHERE id IN ({candidates}) RETURNING {_CLAIMED_COLUMNS}"
         )
+        params["claimed"] = CLAIMED
         claimed = sorted(
-            self._transact(lambda c: [ClaimedAttempt(*row) for row in c.execute(statement)])
+            self.database.transact(
+                lambda tx: [ClaimedAttempt(*row) for row in tx.execute(statement, params).rows]
+            )
         )
         started = {item.run_id for item in claimed} - self._started
         if started:  # its own transaction: it locks runs, after the claim's queued attempts
-            self._transact(
-                lambda c: c.execute(
-                    update(runs)
-                    .where(runs.c.id.in_(started), runs.c.status == "queued")
-                    .values(status="running", status_reason=None)
+            running: dict[str, Any] = {"queued": "queued", "running": "running"}
+            ids = in_list("run", sorted(started), running)
+            self.database.transact(
+                lambda tx: tx.execute(
+                    "UPDATE runs SET status = :running, status_reason = NULL "
+                    f"WHERE id IN ({ids}) AND status = :queued",
+                    running,
                 )
             )
             self._started |= started
@@ -240,80 +253,77 @@ class Queue:
     ) -> list[ClaimedAttempt]:
         """Attempts of `run_id` that `worker` holds, in plan order, from the one after `after`:
         an inline run reads what it enqueued a chunk at a time."""
-        query = (
-            select(q.c.id, q.c.run_id, q.c.scenario_id, q.c.epoch, q.c.tries)
-            .where(q.c.run_id == run_id, q.c.worker == worker.id, q.c.state == CLAIMED)
-            .where(q.c.id > after)
-            .order_by(q.c.id)
-            .limit(limit)
+        sql = (
+            f"SELECT {_CLAIMED_COLUMNS} FROM attempt_queue WHERE run_id = :run "
+            "AND worker = :worker AND state = :claimed AND id > :after ORDER BY id LIMIT :limit"
         )
-        with self.engine.connect() as connection:
-            return [ClaimedAttempt(*row) for row in connection.execute(query)]
+        params = {"run": run_id, "worker": worker.id, "claimed": CLAIMED, "after": after}
+        rows = self.database.rows(sql, {**params, "limit": limit})
+        return [ClaimedAttempt(*row) for row in rows]
 
     def heartbeat(
         self, worker: WorkerIdentity, lease_sec: float, among: Collection[int] | None = None
     ) -> set[int]:
         """Extend the lease of everything `worker` holds; returns the ids it still holds (of
         `among` only, when given: a worker holding 100,000 attempts asks about those it runs)."""
+        params: dict[str, Any] = {"worker": worker.id, "claimed": CLAIMED}
+        later = self._later(lease_sec, params)
         statement = (
-            update(q)
-            .where(q.c.worker == worker.id, q.c.state == CLAIMED)
-            .values(lease_expires_at=self._later(lease_sec))
-            .returning(q.c.id)
+            f"UPDATE attempt_queue SET lease_expires_at = {later} "
+            "WHERE worker = :worker AND state = :claimed RETURNING id"
         )
 
-        def body(connection: Connection) -> set[int]:
-            ids = connection.execute(statement).scalars()
+        def body(tx: Transaction) -> set[int]:
+            ids = (row[0] for row in tx.execute(statement, params).rows)
             return set(ids) if among is None else {i for i in ids if i in among}
 
-        return self._transact(body)
+        return self.database.transact(body)
 
     def mark_stuck(self, worker: WorkerIdentity, ids: Collection[int]) -> int:
         """Mark attempts `worker` holds as stuck (its watchdog cancelled them and they still run):
         shown as such, and free for another worker to take back. Returns how many were new."""
         if not ids:
             return 0
+        params: dict[str, Any] = {"worker": worker.id, "claimed": CLAIMED}
+        now = self._later(0, params, "now")
         statement = (
-            update(q)
-            .where(q.c.id.in_(list(ids)), q.c.worker == worker.id, q.c.state == CLAIMED)
-            .where(q.c.stuck_since.is_(None))
-            .values(stuck_since=self._now())
+            f"UPDATE attempt_queue SET stuck_since = {now} "
+            f"WHERE id IN ({in_list('item', list(ids), params)}) AND worker = :worker "
+            "AND state = :claimed AND stuck_since IS NULL"
         )
-        return self._transact(lambda c: c.execute(statement).rowcount)
+        return self.database.transact(lambda tx: tx.execute(statement, params).rowcount)
 
     def starting(self, worker: WorkerIdentity, attempt_id: int) -> int | None:
         """Count that `worker` starts running a queued attempt it holds; returns how many times a
         worker started it before (each ended with that worker lost, or stopped mid-attempt), or
         None when `worker` no longer holds it."""
         statement = (
-            update(q)
-            .where(q.c.id == attempt_id, q.c.worker == worker.id, q.c.state == CLAIMED)
-            .values(claims=q.c.claims + 1)
-            .returning(q.c.claims)
+            "UPDATE attempt_queue SET claims = claims + 1 "
+            "WHERE id = :item AND worker = :worker AND state = :claimed RETURNING claims"
         )
-        started = self._transact(lambda c: c.execute(statement).scalar_one_or_none())
-        return None if started is None else int(started) - 1
+        params = {"item": attempt_id, "worker": worker.id, "claimed": CLAIMED}
+        rows = self.database.transact(lambda tx: tx.execute(statement, params).rows)
+        return int(rows[0][0]) - 1 if rows else None
 
     def release(self, worker: WorkerIdentity, interrupted: Collection[int] = ()) -> int:
         """Put back everything `worker` holds (a worker stopping cleanly); returns how many. The
         `interrupted` attempts (it stopped them mid-run) do not count as started by it."""
+        params: dict[str, Any] = {"worker": worker.id, "claimed": CLAIMED}
 
-        def body(connection: Connection) -> int:
+        def body(tx: Transaction) -> int:
             if interrupted:
-                connection.execute(
-                    update(q)
-                    .where(q.c.id.in_(list(interrupted)), q.c.worker == worker.id)
-                    .where(q.c.state == CLAIMED, q.c.claims > 0)
-                    .values(claims=q.c.claims - 1)
+                ids = in_list("item", list(interrupted), params)
+                tx.execute(
+                    "UPDATE attempt_queue SET claims = claims - 1 WHERE "
+                    f"id IN ({ids}) AND worker = :worker AND state = :claimed AND claims > 0",
+                    params,
                 )
-            statement = (
-                update(q)
-                .where(q.c.worker == worker.id, q.c.state == CLAIMED)
-                .values(**_unclaimed(QUEUED))
-            )
-            return int(connection.execute(statement).rowcount)
+            return tx.execute(
+                f"UPDATE attempt_queue SET {UNCLAIMED} WHERE worker = :worker AND state = :claimed",
+                {**params, "unclaimed_state": QUEUED},
+            ).rowcount
 
-        return self._transact(body)
+        return self.database.transact(body)
 
     # ---- writing results ----------------------------------------------------------------
 
@@ -325,21 +335,24 @@ class Queue:
         attempt it was is marked finished. Tries of attempts no longer held are discarded."""
         if not tries:
             return WriteOutcome(0, 0, [])
-        return self._transact(lambda connection: self._write(connection, worker, tries))
+        return self.database.transact(lambda tx: self._write(tx, worker, tries))
 
     def _write(
         self,
-        connection: Connection,
+        tx: Transaction,
         worker: WorkerIdentity,
         tries: Sequence[tuple[AttemptRecord, int]],
     ) -> WriteOutcome:
-        self._lock_runs(connection, (record.run_id for record, _ in tries))
-        held_query = select(q.c.id).where(
-            q.c.id.in_({item for _, item in tries}), q.c.worker == worker.id, q.c.state == CLAIMED
+        self._lock_runs(tx, (record.run_id for record, _ in tries))
+        params: dict[str, Any] = {"worker": worker.id, "claimed": CLAIMED}
+        items = in_list("item", sorted({item for _, item in tries}), params)
+        held_sql = (
+            f"SELECT id FROM attempt_queue WHERE id IN ({items}) "
+            "AND worker = :worker AND state = :claimed"
         )
-        held = set(connection.execute(self._locked(held_query)).scalars())
+        held = {row[0] for row in tx.execute(self._locked(held_sql), params).rows}
         kept = [(record, item) for record, item in tries if item in held]
-        insert_attempts(connection, [record for record, _ in kept])
+        insert_attempts(tx, [record for record, _ in kept])
         progress: dict[int, tuple[int, bool]] = {}
         for record, item in kept:
             count, done = progress.get(item, (0, False))
@@ -347,30 +360,37 @@ class Queue:
         alike: dict[tuple[int, bool], list[int]] = defaultdict(list)
         for item, count_and_done in progress.items():
             alike[count_and_done].append(item)
-        for (count, done), items in alike.items():  # usually one statement: all done, try 1
-            connection.execute(
-                update(q)
-                .where(q.c.id.in_(items))
-                .values(state=DONE if done else CLAIMED, tries=count)
+        for (count, done), group in alike.items():  # usually one statement: all done, try 1
+            values: dict[str, Any] = {"state": DONE if done else CLAIMED, "tries": count}
+            tx.execute(
+                "UPDATE attempt_queue SET state = :state, tries = :tries "
+                f"WHERE id IN ({in_list('item', group, values)})",
+                values,
             )
         completed = sorted({record.run_id for record, _ in kept if not record.superseded})
-        ended = [run_id for run_id in completed if self._finish_if_done(connection, run_id)]
+        ended = [run_id for run_id in completed if self._finish_if_done(tx, run_id)]
         return WriteOutcome(len(kept), len(tries) - len(kept), ended)
 
-    def _finish_if_done(self, connection: Connection, run_id: str) -> bool:
+    def _finish_if_done(self, tx: Transaction, run_id: str) -> bool:
         """Mark the (locked) run finished when none of its attempts is queued or claimed."""
-        if self._count(connection, run_id, OPEN_STATES):
+        if self._count(tx, run_id, OPEN_STATES):
             return False
-        ended = connection.execute(
-            update(runs)
-            .where(runs.c.id == run_id, runs.c.status.in_(ACTIVE_RUN_STATUSES))
-            .values(status="finished", finished_at=datetime.now(UTC))
+        params: dict[str, Any] = {"run": run_id, "finished": datetime.now(UTC)}
+        active = in_list("active", ACTIVE_RUN_STATUSES, params)
+        ended = tx.execute(
+            "UPDATE runs SET status = 'finished', finished_at = :finished "
+            f"WHERE id = :run AND status IN ({active})",
+            params,
         )
         return bool(ended.rowcount)
 
-    def _count(self, connection: Connection, run_id: str, states: Sequence[str]) -> int:
-        query = select(func.count()).select_from(q).where(q.c.run_id == run_id)
-        return int(connection.execute(query.where(q.c.state.in_(states))).scalar_one())
+    def _count(self, tx: Transaction, run_id: str, states: Sequence[str]) -> int:
+        params: dict[str, Any] = {"run": run_id}
+        sql = (
+            "SELECT count(*) FROM attempt_queue "
+            f"WHERE run_id = :run AND state IN ({in_list('state', states, params)})"
+        )
+        return int(tx.execute(sql, params).rows[0][0])
 
     # ---- stopping runs ------------------------------------------------------------------
 
@@ -378,29 +398,28 @@ class Queue:
         """End a queued or running run as `status` (cancelled, interrupted, failed): what finished
         is kept, what is queued or running is cancelled (workers notice at their next heartbeat)."""
 
-        def body(connection: Connection) -> StopOutcome:
-            run = self._lock_runs(connection, [run_id]).get(run_id)
+        def body(tx: Transaction) -> StopOutcome:
+            run = self._lock_runs(tx, [run_id]).get(run_id)
             if run is None or run.status not in ACTIVE_RUN_STATUSES:
                 current = "gone" if run is None else run.status
                 raise RunNotActive(f"run {run_id[:8]} is already {current}; nothing to stop")
-            return self._stop(connection, run_id, status, reason)
+            return self._stop(tx, run_id, status, reason)
 
-        return self._transact(body)
+        return self.database.transact(body)
 
-    def _stop(
-        self, connection: Connection, run_id: str, status: str, reason: str | None
-    ) -> StopOutcome:
-        dropped = connection.execute(
-            update(q)
-            .where(q.c.run_id == run_id, q.c.state.in_(OPEN_STATES))
-            .values(**_unclaimed(CANCELLED))
+    def _stop(self, tx: Transaction, run_id: str, status: str, reason: str | None) -> StopOutcome:
+        params: dict[str, Any] = {"run": run_id, "unclaimed_state": CANCELLED}
+        dropped = tx.execute(
+            f"UPDATE attempt_queue SET {UNCLAIMED} "
+            f"WHERE run_id = :run AND state IN ({in_list('state', OPEN_STATES, params)})",
+            params,
         ).rowcount
-        connection.execute(
-            update(runs)
-            .where(runs.c.id == run_id)
-            .values(status=status, status_reason=reason, finished_at=datetime.now(UTC))
+        tx.execute(
+            "UPDATE runs SET status = :status, status_reason = :reason, finished_at = :finished "
+            "WHERE id = :run",
+            {"run": run_id, "status": status, "reason": reason, "finished": datetime.now(UTC)},
         )
-        return StopOutcome(self._count(connection, run_id, (DONE,)), dropped)
+        return StopOutcome(self._count(tx, run_id, (DONE,)), dropped)
 
     def pause_run(self, run_id: str, worker: WorkerIdentity, why: str) -> int:
         """Put the attempts `worker` holds of a running run back in the queue and mark the run
@@ -408,91 +427,99 @@ class Queue:
         went back): `benchyard worker` resumes it. Returns how many attempts went back (0:
         nothing was held, the run is left as it is)."""
 
-        def body(connection: Connection) -> int:
-            run = self._lock_runs(connection, [run_id]).get(run_id)
+        def body(tx: Transaction) -> int:
+            run = self._lock_runs(tx, [run_id]).get(run_id)
             if run is None or run.status not in ACTIVE_RUN_STATUSES:
                 current = "gone" if run is None else run.status
                 raise RunNotActive(f"run {run_id[:8]} is already {current}; nothing to pause")
-            moved = connection.execute(
-                update(q)
-                .where(q.c.run_id == run_id, q.c.worker == worker.id, q.c.state == CLAIMED)
-                .values(**_unclaimed(QUEUED))
+            moved = tx.execute(
+                f"UPDATE attempt_queue SET {UNCLAIMED} "
+                "WHERE run_id = :run AND worker = :worker AND state = :claimed",
+                {"run": run_id, "worker": worker.id, "claimed": CLAIMED, "unclaimed_state": QUEUED},
             ).rowcount
             if moved:
-                connection.execute(
-                    update(runs)
-                    .where(runs.c.id == run_id)
-                    .values(status="queued", status_reason=_paused_reason(why, moved))
+                tx.execute(
+                    "UPDATE runs SET status = 'queued', status_reason = :reason WHERE id = :run",
+                    {"run": run_id, "reason": _paused_reason(why, moved)},
                 )
             return int(moved)
 
-        return self._transact(body)
+        return self.database.transact(body)
 
     # ---- taking back the claims of lost workers -----------------------------------------
 
     def local_holders(self, worker: WorkerIdentity) -> set[int]:
         """PIDs of the other workers on this node that hold claims."""
-        query = (
-            select(q.c.worker_pid)
-            .where(q.c.state == CLAIMED, q.c.worker_node == worker.node, q.c.worker != worker.id)
-            .distinct()
+        sql = (
+            "SELECT DISTINCT worker_pid FROM attempt_queue "
+            "WHERE state = :claimed AND worker_node = :node AND worker != :worker"
         )
-        with self.engine.connect() as connection:
-            return {pid for pid in connection.execute(query).scalars() if pid is not None}
+        params = {"claimed": CLAIMED, "node": worker.node, "worker": worker.id}
+        return {row[0] for row in self.database.rows(sql, params) if row[0] is not None}
 
     def reclaim(self, worker: WorkerIdentity, dead_pids: Iterable[int] = ()) -> list[ResumeRecord]:
         """Take back the claims whose lease expired, and those of this node's workers whose
         process is gone (`dead_pids`): re-queued, or the run failed when it asked for that."""
         dead = sorted(set(dead_pids))
-        stuck = and_(q.c.stuck_since.is_not(None), q.c.worker != worker.id)
-        lost = or_(q.c.lease_expires_at < self._now(), stuck)
+        params: dict[str, Any] = {"claimed": CLAIMED, "worker": worker.id}
+        lost = (
+            f"lease_expires_at < {self._later(0, params, 'now')} "
+            "OR (stuck_since IS NOT NULL AND worker != :worker)"
+        )
         if dead:
-            gone = and_(q.c.worker_node == worker.node, q.c.worker_pid.in_(dead))
-            lost = or_(lost, and_(gone, q.c.worker != worker.id))
-        stale = select(
-            q.c.id, q.c.run_id, q.c.worker, q.c.worker_pid, q.c.worker_node, q.c.stuck_since
-        ).where(q.c.state == CLAIMED, lost)
+            pids = in_list("pid", dead, params)
+            lost += f" OR (worker_node = :node AND worker_pid IN ({pids}) AND worker != :worker)"
+            params["node"] = worker.node
+        stale = f"SELECT {_STALE_COLUMNS} FROM attempt_queue WHERE state = :claimed AND ({lost})"
 
-        def body(connection: Connection) -> list[ResumeRecord]:
-            run_ids = {row.run_id for row in connection.execute(stale)}
-            locked_runs = self._lock_runs(connection, run_ids)
-            groups: dict[tuple[str, str], list[Any]] = defaultdict(list)
-            for row in connection.execute(self._locked(stale, skip_locked=True)):
-                if row.run_id in locked_runs:
-                    groups[(row.run_id, row.worker)].append(row)
+        def body(tx: Transaction) -> list[ResumeRecord]:
+            run_ids = {_Claim(*row).run_id for row in tx.execute(stale, params).rows}
+            locked_runs = self._lock_runs(tx, run_ids)
+            groups: dict[tuple[str, str], list[_Claim]] = defaultdict(list)
+            for row in tx.execute(self._locked(stale, skip_locked=True), params).rows:
+                claim = _Claim(*row)
+                if claim.run_id in locked_runs:
+                    groups[(claim.run_id, claim.worker)].append(claim)
             resumes = []
-            for (run_id, lost_worker), rows in sorted(groups.items()):
-                cause = _lost_cause(rows, worker, dead)
+            for (run_id, lost_worker), claims in sorted(groups.items()):
+                cause = _lost_cause(claims, worker, dead)
                 resume = self._take_back(
-                    connection, worker, locked_runs[run_id], lost_worker, cause, rows
+                    tx, worker, locked_runs[run_id], lost_worker, cause, claims
                 )
                 if resume is not None:
                     resumes.append(resume)
             return resumes
 
-        return self._transact(body)
+        return self.database.transact(body)
 
     def _take_back(
         self,
-        connection: Connection,
+        tx: Transaction,
         worker: WorkerIdentity,
-        run: Any,
+        run: _LockedRun,
         lost_worker: str,
         cause: str,
-        rows: list[Any],
+        claims: Sequence[_Claim],
     ) -> ResumeRecord | None:
-        ids = [row.id for row in rows]
-        status = connection.execute(select(runs.c.status).where(runs.c.id == run.id)).scalar_one()
+        params: dict[str, Any] = {}
+        ids = in_list("item", [claim.id for claim in claims], params)
+        status = tx.execute("SELECT status FROM runs WHERE id = :run", {"run": run.id}).rows[0][0]
         if status not in ACTIVE_RUN_STATUSES:  # ended already (failed for an earlier lost worker)
-            connection.execute(update(q).where(q.c.id.in_(ids)).values(**_unclaimed(CANCELLED)))
+            tx.execute(
+                f"UPDATE attempt_queue SET {UNCLAIMED} WHERE id IN ({ids})",
+                {**params, "unclaimed_state": CANCELLED},
+            )
             return None
-        if (run.settings or {}).get("on_crash") == "fail":
+        if run.settings.get("on_crash") == "fail":
             reason = f"worker {lost_worker} was lost ({cause}); --on-crash fail"
-            stopped = self._stop(connection, run.id, "failed", reason)
+            stopped = self._stop(tx, run.id, "failed", reason)
             action, kept, moved = "failed", stopped.kept, stopped.dropped
         else:
-            connection.execute(update(q).where(q.c.id.in_(ids)).values(**_unclaimed(QUEUED)))
-            action, kept, moved = "requeued", self._count(connection, run.id, (DONE,)), len(ids)
+            tx.execute(
+                f"UPDATE attempt_queue SET {UNCLAIMED} WHERE id IN ({ids})",
+                {**params, "unclaimed_state": QUEUED},
+            )
+            action, kept, moved = "requeued", self._count(tx, run.id, (DONE,)), len(claims)
         resume = ResumeRecord(
             run_id=run.id,
             at=datetime.now(UTC),
@@ -503,7 +530,7 @@ class Queue:
             kept=kept,
             requeued=moved,
         )
-        connection.execute(insert(run_resumes).values(**asdict(resume)))
+        _insert_resume(tx, resume)
         return resume
 
     def lost_elsewhere(
@@ -513,23 +540,27 @@ class Queue:
         mid-attempt, `lost` naming it): one resume per run, as for a lost worker. The worker keeps
         their claims and runs them again elsewhere; a run with `--on-crash fail` fails instead.
         Returns the resumes and the attempts to run again (still held, their run still on)."""
-        held = select(q.c.id, q.c.run_id).where(
-            q.c.id.in_(sorted(set(ids))), q.c.worker == worker.id, q.c.state == CLAIMED
+        params: dict[str, Any] = {"worker": worker.id, "claimed": CLAIMED}
+        items = in_list("item", sorted(set(ids)), params)
+        held = (
+            f"SELECT {_STALE_COLUMNS} FROM attempt_queue "
+            f"WHERE id IN ({items}) AND worker = :worker AND state = :claimed"
         )
 
-        def body(connection: Connection) -> tuple[list[ResumeRecord], set[int]]:
-            run_ids = {row.run_id for row in connection.execute(held)}
-            locked_runs = self._lock_runs(connection, run_ids)
-            groups: dict[str, list[Any]] = defaultdict(list)
-            for row in connection.execute(self._locked(held)):
-                if row.run_id in locked_runs:
-                    groups[row.run_id].append(row)
+        def body(tx: Transaction) -> tuple[list[ResumeRecord], set[int]]:
+            run_ids = {_Claim(*row).run_id for row in tx.execute(held, params).rows}
+            locked_runs = self._lock_runs(tx, run_ids)
+            groups: dict[str, list[_Claim]] = defaultdict(list)
+            for row in tx.execute(self._locked(held), params).rows:
+                claim = _Claim(*row)
+                if claim.run_id in locked_runs:
+                    groups[claim.run_id].append(claim)
             resumes: list[ResumeRecord] = []
             again: set[int] = set()
-            for run_id, rows in sorted(groups.items()):
+            for run_id, claims in sorted(groups.items()):
                 run = locked_runs[run_id]
-                if (run.settings or {}).get("on_crash") == "fail":
-                    resume = self._take_back(connection, worker, run, lost, cause, rows)
+                if run.settings.get("on_crash") == "fail":
+                    resume = self._take_back(tx, worker, run, lost, cause, claims)
                     resumes += [resume] if resume is not None else []
                     continue
                 resume = ResumeRecord(
@@ -539,49 +570,50 @@ class Queue:
                     lost_worker=lost,
                     cause=cause,
                     by_worker=worker.id,
-                    kept=self._count(connection, run_id, (DONE,)),
-                    requeued=len(rows),
+                    kept=self._count(tx, run_id, (DONE,)),
+                    requeued=len(claims),
                 )
-                connection.execute(insert(run_resumes).values(**asdict(resume)))
+                _insert_resume(tx, resume)
                 resumes.append(resume)
-                again |= {row.id for row in rows}
+                again |= {claim.id for claim in claims}
             return resumes, again
 
-        return self._transact(body)
+        return self.database.transact(body)
 
     # ---- reading ------------------------------------------------------------------------
 
     def scenario_ids(self, run_id: str) -> set[str]:
         """The scenarios a run has attempts of in the queue (what its filters, limit or rerun
         selected)."""
-        query = select(attempt_queue.c.scenario_id).where(attempt_queue.c.run_id == run_id)
-        with self.engine.connect() as connection:
-            return {str(value) for value in connection.execute(query.distinct()).scalars()}
+        sql = "SELECT DISTINCT scenario_id FROM attempt_queue WHERE run_id = :run"
+        return {str(row[0]) for row in self.database.rows(sql, {"run": run_id})}
 
     def resumes(self, run_id: str) -> list[ResumeRecord]:
-        return run_reads.run_resumes(EngineReader(self.engine), run_id)
+        return run_reads.run_resumes(self.database, run_id)
 
 
-def _lost_cause(rows: Sequence[Any], worker: WorkerIdentity, dead: Collection[int]) -> str:
-    """Why a worker's claims were taken back (the first of its rows speaks for the others)."""
-    if rows[0].worker_node == worker.node and rows[0].worker_pid in dead:
+def _holder(worker: WorkerIdentity) -> dict[str, Any]:
+    return {"worker": worker.id, "worker_node": worker.node, "worker_pid": worker.pid}
+
+
+def _json(value: Any) -> Any:
+    """A JSON column's value as either driver hands it back (SQLite's as text)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
+def _insert_resume(tx: Transaction, resume: ResumeRecord) -> None:
+    values = asdict(resume)
+    tx.execute(insert_values("run_resumes", tuple(values)), values)
+
+
+def _lost_cause(claims: Sequence[_Claim], worker: WorkerIdentity, dead: Collection[int]) -> str:
+    """Why a worker's claims were taken back (the first of them speaks for the others)."""
+    if claims[0].worker_node == worker.node and claims[0].worker_pid in dead:
         return "its process is gone"
-    if rows[0].stuck_since is not None:
+    if claims[0].stuck_since is not None:
         return "its watchdog found the attempt stuck"
     return "its lease expired"
 
 
 def _paused_reason(why: str, left: int) -> str:
     return f"{why}; {left} attempts left queued (`benchyard worker` resumes the run)"
-
-
-def _unclaimed(state: str) -> dict[str, Any]:
-    return {
-        "state": state,
-        "worker": None,
-        "worker_node": None,
-        "worker_pid": None,
-        "lease_expires_at": None,
-        "node": None,
-        "stuck_since": None,
-    }

@@ -2,73 +2,76 @@
 
 from __future__ import annotations
 
+import threading
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, fields
 from datetime import UTC, datetime
-from typing import Any
-
-from sqlalchemy import (
-    ColumnElement,
-    Connection,
-    Engine,
-    Row,
-    event,
-    func,
-    insert,
-    select,
-    update,
-)
-from sqlalchemy.exc import SQLAlchemyError
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from benchyard.runner import trajectory as trajectory_codec
 from benchyard.store import outputs as outputs_codec
 from benchyard.store import run_list, run_reads
-from benchyard.store.engine import (
-    OpenedFile,
-    StoreUnavailable,
-    ensure_schema,
-    make_engine,
-    shown_url,
-)
-from benchyard.store.lite import EngineReader
+from benchyard.store.database import Database, EngineDatabase, SqliteDatabase, Transaction
+from benchyard.store.lite import OpenedFile, StoreUnavailable
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
+from benchyard.store.run_list import RUN_COLUMNS, run_from_values
 from benchyard.store.run_reads import RunNotFound as RunNotFound
-from benchyard.store.schema import attempts, check_results, runs
+
+if TYPE_CHECKING:
+    from sqlalchemy import ColumnElement, Connection, Engine, Row
 
 _EVIDENCE_COLUMNS = ("trajectory", "patch", "outputs")  # compressed blobs
-_ATTEMPT_COLUMNS = tuple(
-    column.name for column in attempts.columns if column.name not in _EVIDENCE_COLUMNS
-)
+_NOT_COLUMNS = ("checks", "trajectory", "patch")  # AttemptRecord's fields kept elsewhere
+# The attempts table's columns but the compressed blobs (test_store.py holds them to the schema).
+ATTEMPT_COLUMNS = tuple(f.name for f in fields(AttemptRecord) if f.name not in _NOT_COLUMNS)
 _STORED_IN_OUTPUTS = ("stdout", "stderr", "answer")  # NULL in new rows: in the `outputs` blob
 _OUTPUT_COLUMNS = ("answer", "answers", "stdout", "stderr")
-_FIGURE_COLUMNS = tuple(name for name in _ATTEMPT_COLUMNS if name not in _OUTPUT_COLUMNS)
-_RUN_FIELDS = tuple(f.name for f in fields(RunRecord))
+_FIGURE_COLUMNS = tuple(name for name in ATTEMPT_COLUMNS if name not in _OUTPUT_COLUMNS)
 # A check result's row: its attempt, then CheckRecord's fields in their order.
-_CHECK_COLUMNS = (
-    check_results.c.attempt_id,
-    *(check_results.c[f.name] for f in fields(CheckRecord)),
-)
+CHECK_COLUMNS = ("attempt_id", *(f.name for f in fields(CheckRecord)))
 STREAM_CHUNK = 500  # attempts read at once by `stream_attempts`
 
 
 class Store:
-    def __init__(self, engine: Engine, url: str) -> None:
-        self.engine = engine
+    """A store opened either through `sqlite3` (`sqlite`: a plain SQLite file at the head
+    revision, whose `engine` is made only when a reader still written with SQLAlchemy asks for
+    it) or through a SQLAlchemy engine (PostgreSQL, and a SQLite store that had to be created or
+    migrated first)."""
+
+    def __init__(
+        self, url: str, *, engine: Engine | None = None, sqlite: SqliteDatabase | None = None
+    ) -> None:
         self.url = url
-        self.opened = OpenedFile.of(engine)
-        if self.opened is not None:
-            # Every new connection and every transaction first checks that the file is still
-            # the one opened (SQLite would quietly start an empty one in its place).
-            event.listen(engine, "do_connect", lambda *_: self.check_still_there())
-            event.listen(engine, "begin", lambda _connection: self.check_still_there())
+        self._engine = engine
+        self._sqlite = sqlite
+        self._engine_database: EngineDatabase | None = None
+        self._making = threading.Lock()
+        path = sqlite.path if sqlite is not None else _engine_file(engine)
+        self.opened = None if path is None else OpenedFile.of(path)
+        if engine is not None:
+            self._watch(engine)
 
     @classmethod
     def open(cls, url: str) -> Store:
+        sqlite = SqliteDatabase.open_at_head(url)
+        if sqlite is not None:
+            store = cls(url, sqlite=sqlite)
+            sqlite.before_transaction = store.check_still_there
+            return store
+        return cls._open_engine(url)
+
+    @classmethod
+    def _open_engine(cls, url: str) -> Store:
+        from sqlalchemy.exc import SQLAlchemyError
+
+        from benchyard.store.engine import ensure_schema, make_engine, shown_url
+
         engine = make_engine(url)
         try:
             ensure_schema(engine)
-            return cls(engine, url)
+            return cls(url, engine=engine)
         except (SQLAlchemyError, OSError) as error:
             engine.dispose()
             reason = getattr(error, "orig", None) or error
@@ -78,6 +81,35 @@ class Store:
             engine.dispose()
             raise
 
+    @property
+    def engine(self) -> Engine:
+        """The store's SQLAlchemy engine, made on first use for a store opened through sqlite3."""
+        with self._making:
+            if self._engine is None:
+                from benchyard.store.engine import make_engine
+
+                self._engine = make_engine(self.url)
+                self._watch(self._engine)
+            return self._engine
+
+    @property
+    def database(self) -> Database:
+        """The store as a Database of the statements written once as SQL text."""
+        if self._sqlite is not None:
+            return self._sqlite
+        if self._engine_database is None:
+            self._engine_database = EngineDatabase(self.engine)
+        return self._engine_database
+
+    def _watch(self, engine: Engine) -> None:
+        if self.opened is not None:
+            from sqlalchemy import event
+
+            # Every new connection and every transaction first checks that the file is still
+            # the one opened (SQLite would quietly start an empty one in its place).
+            event.listen(engine, "do_connect", lambda *_: self.check_still_there())
+            event.listen(engine, "begin", lambda _connection: self.check_still_there())
+
     def check_still_there(self) -> None:
         """Raise StoreGone when the SQLite file opened was removed or replaced since (a store
         directory deleted mid-run): its writes would go to a file nobody can read again."""
@@ -85,33 +117,35 @@ class Store:
             self.opened.check()
 
     def close(self) -> None:
-        self.engine.dispose()
+        if self._sqlite is not None:
+            self._sqlite.close()
+        if self._engine is not None:
+            self._engine.dispose()
 
     # ---- runs -------------------------------------------------------------------------
 
     def create_run(self, run: RunRecord) -> None:
-        with self.engine.begin() as connection:
-            insert_run(connection, run)
+        self.database.transact(lambda tx: insert_run(tx, run))
 
     def finish_run(self, run_id: str, status: str) -> None:
-        with self.engine.begin() as connection:
-            connection.execute(
-                update(runs)
-                .where(runs.c.id == run_id)
-                .values(status=status, finished_at=datetime.now(UTC))
+        self.database.transact(
+            lambda tx: tx.execute(
+                "UPDATE runs SET status = :status, finished_at = :finished WHERE id = :run",
+                {"run": run_id, "status": status, "finished": datetime.now(UTC)},
             )
+        )
 
     def get_run(self, run_id: str) -> RunRecord:
-        with self.engine.connect() as connection:
-            row = connection.execute(select(runs).where(runs.c.id == run_id)).first()
-        if row is None:
+        sql = f"SELECT {', '.join(RUN_COLUMNS)} FROM runs WHERE id = :run"
+        rows = self.database.rows(sql, {"run": run_id})
+        if not rows:
             raise RunNotFound(f"no run '{run_id}'")
-        return run_from_row(row)
+        return run_from_values(rows[0])
 
     @property
-    def reader(self) -> EngineReader:
-        """This store's engine as a Reader of the queries written once as SQL text (run_list.py)."""
-        return EngineReader(self.engine)
+    def reader(self) -> Database:
+        """This store as a Reader of the queries written once as SQL text (run_list.py)."""
+        return self.database
 
     def list_runs(self, limit: int | None = None, benchmark: str | None = None) -> list[RunRecord]:
         return run_list.list_runs(self.reader, limit, benchmark)
@@ -121,17 +155,14 @@ class Store:
         return run_reads.resolve_run(self.reader, reference)
 
     def count_runs(self) -> int:
-        with self.engine.connect() as connection:
-            return int(connection.execute(select(func.count()).select_from(runs)).scalar_one())
+        return int(self.database.rows("SELECT count(*) FROM runs", {})[0][0])
 
     # ---- attempts ---------------------------------------------------------------------
 
     def record_attempts(self, records: Sequence[AttemptRecord]) -> None:
         """Write finished tries in one transaction; earlier tries of the same attempt are kept."""
-        if not records:
-            return
-        with self.engine.begin() as connection:
-            insert_attempts(connection, records)
+        if records:
+            self.database.transact(lambda tx: insert_attempts(tx, records))
 
     def attempts(
         self,
@@ -144,7 +175,11 @@ class Store:
     ) -> list[AttemptRecord]:
         """Attempts of a run (the first `limit` of them, when given); `with_evidence` also loads
         each trajectory and patch (large)."""
-        columns = [attempts.c[name] for name in _ATTEMPT_COLUMNS] + [attempts.c.outputs]
+        from sqlalchemy import select
+
+        from benchyard.store.schema import attempts
+
+        columns = [attempts.c[name] for name in ATTEMPT_COLUMNS] + [attempts.c.outputs]
         if with_evidence:
             columns += [attempts.c.trajectory, attempts.c.patch]
         query = select(*columns).where(attempts.c.run_id == run_id)
@@ -163,11 +198,10 @@ class Store:
         return [attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
 
     def count_attempts(self, run_id: str, *, include_superseded: bool = False) -> int:
-        query = select(func.count()).select_from(attempts).where(attempts.c.run_id == run_id)
+        sql = "SELECT count(*) FROM attempts WHERE run_id = :run"
         if not include_superseded:
-            query = query.where(attempts.c.superseded.is_(False))
-        with self.engine.connect() as connection:
-            return int(connection.execute(query).scalar_one())
+            sql += " AND superseded = :superseded"
+        return int(self.database.rows(sql, {"run": run_id, "superseded": False})[0][0])
 
     def stream_attempts(
         self, run_id: str, where: ColumnElement[bool] | None = None
@@ -176,6 +210,10 @@ class Store:
         ordered by scenario and epoch, read STREAM_CHUNK at a time and without their outputs
         (answer, answers, stdout, stderr), trajectory or patch: what a run's figures need, in
         memory that does not grow with it."""
+        from sqlalchemy import select
+
+        from benchyard.store.schema import attempts
+
         final = [attempts.c.run_id == run_id, attempts.c.superseded.is_(False)]
         query = (
             select(*(attempts.c[name] for name in _FIGURE_COLUMNS))
@@ -210,17 +248,16 @@ class Store:
         return {(verdict, kind): int(count) for verdict, kind, count in rows}
 
     def count_superseded(self, run_id: str) -> int:
-        query = (
-            select(func.count())
-            .select_from(attempts)
-            .where(attempts.c.run_id == run_id, attempts.c.superseded.is_(True))
-        )
-        with self.engine.connect() as connection:
-            return int(connection.execute(query).scalar_one())
+        sql = "SELECT count(*) FROM attempts WHERE run_id = :run AND superseded = :superseded"
+        return int(self.database.rows(sql, {"run": run_id, "superseded": True})[0][0])
 
     def _checks_for(self, connection: Any, run_id: str) -> dict[str, list[CheckRecord]]:
+        from sqlalchemy import select
+
+        from benchyard.store.schema import attempts, check_results
+
         query = (
-            select(*_CHECK_COLUMNS)
+            select(*_check_columns())
             .join(attempts, attempts.c.id == check_results.c.attempt_id)
             .where(attempts.c.run_id == run_id)
             .order_by(check_results.c.attempt_id, check_results.c.position)
@@ -239,9 +276,19 @@ def _key(record: AttemptRecord) -> tuple[str, int]:
     return record.scenario_id, record.epoch
 
 
+def _check_columns() -> list[Any]:
+    from benchyard.store.schema import check_results
+
+    return [check_results.c[name] for name in CHECK_COLUMNS]
+
+
 def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list[CheckRecord]]:
+    from sqlalchemy import select
+
+    from benchyard.store.schema import check_results
+
     query = (
-        select(*_CHECK_COLUMNS)
+        select(*_check_columns())
         .where(check_results.c.attempt_id.in_(attempt_ids))
         .order_by(check_results.c.attempt_id, check_results.c.position)
     )
@@ -249,7 +296,7 @@ def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list
 
 
 def _grouped_checks(rows: Iterable[Row[Any]]) -> dict[str, list[CheckRecord]]:
-    """Check results by attempt, from rows of _CHECK_COLUMNS (read by position: a row's
+    """Check results by attempt, from rows of CHECK_COLUMNS (read by position: a row's
     `_asdict` took most of a big report's time)."""
     grouped: dict[str, list[CheckRecord]] = {}
     for row in rows:
@@ -258,29 +305,40 @@ def _grouped_checks(rows: Iterable[Row[Any]]) -> dict[str, list[CheckRecord]]:
     return grouped
 
 
-def insert_run(connection: Connection, run: RunRecord) -> None:
-    connection.execute(insert(runs).values(**asdict(run)))
+def insert_values(table: str, columns: Sequence[str]) -> str:
+    """`INSERT INTO table (a, b) VALUES (:a, :b)`."""
+    names = ", ".join(columns)
+    return f"INSERT INTO {table} ({names}) VALUES ({', '.join(':' + c for c in columns)})"
 
 
-def insert_attempts(connection: Connection, records: Sequence[AttemptRecord]) -> None:
+_INSERT_ATTEMPT = insert_values("attempts", (*ATTEMPT_COLUMNS, *_EVIDENCE_COLUMNS))
+_INSERT_CHECK = insert_values("check_results", CHECK_COLUMNS)
+
+
+def insert_run(tx: Transaction, run: RunRecord) -> None:
+    values = asdict(run)
+    tx.execute(insert_values("runs", tuple(values)), values)
+
+
+def insert_attempts(tx: Transaction, records: Sequence[AttemptRecord]) -> None:
     """Insert tries and their check results within the caller's transaction."""
     if not records:
         return
-    connection.execute(insert(attempts), [_attempt_row(record) for record in records])
+    tx.execute_many(_INSERT_ATTEMPT, [_attempt_row(record) for record in records])
     check_rows = [
         {"attempt_id": record.id, **{k: without_nul(v) for k, v in vars(check).items()}}
         for record in records
         for check in record.checks
     ]
     if check_rows:
-        connection.execute(insert(check_results), check_rows)
+        tx.execute_many(_INSERT_CHECK, check_rows)
 
 
 def _attempt_row(record: AttemptRecord) -> dict[str, Any]:
     """A try's row: each output stored once (store/outputs.py), the trajectory referring to it."""
     row = {
         name: None if name in _STORED_IN_OUTPUTS else without_nul(getattr(record, name))
-        for name in _ATTEMPT_COLUMNS
+        for name in ATTEMPT_COLUMNS
     }
     row["outputs"] = outputs_codec.encode(
         outputs_codec.Outputs(record.stdout, record.stderr, record.answer)
@@ -327,7 +385,7 @@ def attempt_from_row(
 
 
 def run_from_row(row: Row[Any]) -> RunRecord:
-    values = {name: value for name, value in row._asdict().items() if name in _RUN_FIELDS}
+    values = {name: value for name, value in row._asdict().items() if name in RUN_COLUMNS}
     values["started_at"] = aware(values["started_at"])
     values["finished_at"] = aware(values["finished_at"])
     return RunRecord(**values)
@@ -338,3 +396,12 @@ def aware(moment: datetime | None) -> datetime | None:
     if moment is not None and moment.tzinfo is None:
         return moment.replace(tzinfo=UTC)
     return moment
+
+
+def _engine_file(engine: Engine | None) -> Path | None:
+    """The SQLite file an engine opens, if any."""
+    if engine is None:
+        return None
+    from benchyard.store.engine import sqlite_file
+
+    return sqlite_file(engine.url)

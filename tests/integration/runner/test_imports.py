@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from benchyard.store.store import Store
 from tests.support import scenario, wrapped_run, write_benchmark
 
 # `benchyard ARGS...` in this interpreter; at exit, every imported module's name goes to MODULES.
@@ -169,3 +170,26 @@ def test_runs_creates_a_missing_sqlite_store_through_sqlalchemy(tmp_path: Path) 
 
     assert "sqlalchemy" in modules
     assert (tmp_path / "new" / "store.db").is_file()
+
+
+def test_a_run_on_a_sqlite_store_at_head_never_imports_sqlalchemy(tmp_path: Path) -> None:
+    """The queue's claims and writes and the run's rows go through sqlite3 on a SQLite store at
+    the head revision (issue 27, item 3: SQLAlchemy's import was half of a one-attempt run); the
+    run is then read back through SQLAlchemy as any other."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1"), scenario("two", "2")])
+    run = ["run", str(bench), "--agent", "oracle", "--db", url]
+    first = imported_by([*run, "-q"], tmp_path)  # creates the store
+
+    for args in ([*run, "-q"], run):
+        modules = imported_by(args, tmp_path)
+
+        assert "benchyard.store.database" in modules
+        assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+    assert "sqlalchemy" in first
+    store = Store._open_engine(url)
+    runs = store.list_runs()
+    assert [run.status for run in runs] == ["finished"] * 3
+    assert [store.count_attempts(run.id) for run in runs] == [2, 2, 2]
+    assert {a.verdict for run in runs for a in store.attempts(run.id)} == {"passed"}
+    store.close()

@@ -12,6 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from tests.support import UNSANDBOXED, scenario, write_benchmark
 
 RUN_LIMIT_SEC = 300  # only a run that never notices reaches it
@@ -25,18 +27,27 @@ def _wait_for(condition: Callable[[], bool], what: str) -> None:
         time.sleep(0.05)
 
 
-def test_removing_the_store_mid_run_fails_the_run_loudly(tmp_path: Path) -> None:
+@pytest.mark.parametrize("store", ["new", "at head"])
+def test_removing_the_store_mid_run_fails_the_run_loudly(tmp_path: Path, store: str) -> None:
+    """A new store is created and written through SQLAlchemy; one already at the head revision
+    through sqlite3 (store/database.py): either notices."""
     bench = write_benchmark(tmp_path / "bench", [scenario(f"s{index}", "ok") for index in range(6)])
     started = tmp_path / "started"
     started.mkdir()
     project = tmp_path / "project"
     project.mkdir()
+    env = {key: value for key, value in os.environ.items() if key != "BENCHYARD_DB"}
+    if store == "at head":
+        made = subprocess.run(
+            [sys.executable, "-m", "benchyard", "runs"], cwd=project, env=env, check=False
+        )
+        assert made.returncode == 0
     agent = f"touch {started}/$BENCHYARD_SCENARIO_ID; sleep 2; echo ok"
     command = ["run", str(bench), "--agent-cmd", agent, "-j", "1", "-q", *UNSANDBOXED]
     process = subprocess.Popen(
         [sys.executable, "-m", "benchyard", *command],
         cwd=project,
-        env={key: value for key, value in os.environ.items() if key != "BENCHYARD_DB"},
+        env=env,
         text=True,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

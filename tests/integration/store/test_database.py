@@ -1,0 +1,131 @@
+"""A SQLite store at the head revision is written through the standard library's sqlite3
+(store/database.py's SqliteDatabase), one to create or migrate through SQLAlchemy: each writes
+every value as the other does, and reads back what the other wrote."""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchyard.store.database import EngineDatabase, SqliteDatabase
+from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
+from benchyard.store.schema import attempts, check_results
+from benchyard.store.store import ATTEMPT_COLUMNS, CHECK_COLUMNS, Store
+
+MOMENT = datetime(2026, 12, 5, 21, 14, 35, 123456, tzinfo=UTC)
+
+
+def _run(run_id: str) -> RunRecord:
+    return RunRecord(
+        id=run_id,
+        status="running",
+        benchmark_name="b",
+        benchmark_version="1",
+        benchmark_hash="sha256:0",
+        benchmark_path="/b",
+        agent_name="oracle",
+        agent_config={"kind": "oracle", "nested": {"list": [1, 2.5, None, "ü"]}},
+        settings={"on_crash": "fail", "epochs": 2},
+        benchyard_version="0",
+        host="h",
+        started_at=MOMENT,
+        planned_attempts=1,
+        agent_dirty=False,
+    )
+
+
+def _attempt(run_id: str) -> AttemptRecord:
+    check = CheckRecord(0, "equals", "equals", True, 1.0, 1.0, "ok", 0.5, {"f1": 0.75})
+    return AttemptRecord(
+        id=f"{run_id}-a",
+        run_id=run_id,
+        scenario_id="s1",
+        category="c",
+        epoch=1,
+        try_number=1,
+        verdict="passed",
+        score=1.0,
+        started_at=MOMENT,
+        finished_at=MOMENT,
+        duration_sec=0.25,
+        negative=True,
+        answer="x\x00y",
+        stdout="out",
+        stderr="err",
+        checks=[check, replace(check, position=1, details=None, threshold=None)],
+        trajectory=[],
+        patch="--- a\n+++ b\n",
+        answers=["one", "two"],
+        cost_usd=None,
+    )
+
+
+def _stores(tmp_path: Path) -> tuple[Store, Store]:
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    Store.open(url).close()  # created (and migrated) through SQLAlchemy
+    lite = Store.open(url)  # at the head revision now: through sqlite3
+    engine = Store._open_engine(url)
+    assert isinstance(lite.database, SqliteDatabase)
+    assert isinstance(engine.database, EngineDatabase)
+    return lite, engine
+
+
+def _raw(path: Path, table: str, key: str, value: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(path) as connection:
+        sql = f"SELECT * FROM {table} WHERE {key} = ? ORDER BY 1, 2"
+        return connection.execute(sql, (value,)).fetchall()
+
+
+def test_either_driver_writes_what_the_other_reads(tmp_path: Path) -> None:
+    lite, engine = _stores(tmp_path)
+    for writer, reader, run_id in ((lite, engine, "r1"), (engine, lite, "r2")):
+        writer.create_run(_run(run_id))
+        writer.record_attempts([_attempt(run_id)])
+        writer.finish_run(run_id, "finished")
+
+        run = reader.get_run(run_id)
+        assert run.agent_config == _run(run_id).agent_config
+        assert run.settings == _run(run_id).settings
+        assert run.agent_dirty is False
+        assert run.started_at == MOMENT
+        assert run.status == "finished" and run.finished_at is not None
+        [read] = engine.attempts(run_id, with_evidence=True)  # the readers still on SQLAlchemy
+        assert read.started_at == MOMENT and read.answer == "x\x00y"  # in the outputs blob
+        assert read.answers == ["one", "two"] and read.negative is True
+        assert read.patch == "--- a\n+++ b\n"
+        assert [check.details for check in read.checks] == [{"f1": 0.75}, None]
+        assert reader.count_attempts(run_id) == 1
+    lite.close()
+    engine.close()
+
+
+def test_either_driver_stores_the_same_bytes(tmp_path: Path) -> None:
+    """The same run and attempt written each way are the same rows, byte for byte (but ids):
+    moments as SQLAlchemy's text, JSON as json.dumps, NULL for a missing JSON value."""
+    lite, engine = _stores(tmp_path)
+    for writer, run_id in ((lite, "r1"), (engine, "r2")):
+        writer.create_run(replace(_run(run_id), finished_at=MOMENT))
+        writer.record_attempts([_attempt(run_id)])
+    path = tmp_path / "store.db"
+    for table, key in (("runs", "id"), ("attempts", "run_id")):
+        first, second = (_raw(path, table, key, run_id) for run_id in ("r1", "r2"))
+        assert [_without_ids(row) for row in first] == [_without_ids(row) for row in second]
+    first, second = (_raw(path, "check_results", "attempt_id", f"{r}-a") for r in ("r1", "r2"))
+    assert [row[1:] for row in first] == [row[1:] for row in second]
+    with sqlite3.connect(path) as connection:
+        [(started,)] = connection.execute("SELECT started_at FROM runs WHERE id = 'r1'")
+    assert started == "2026-12-05 21:14:35.123456"
+    lite.close()
+    engine.close()
+
+
+def _without_ids(row: tuple[object, ...]) -> tuple[object, ...]:
+    return tuple(value for value in row if value not in ("r1", "r2", "r1-a", "r2-a"))
+
+
+def test_the_column_lists_are_the_schemas() -> None:
+    blobs = {"trajectory", "patch", "outputs"}
+    assert set(ATTEMPT_COLUMNS) == {column.name for column in attempts.columns} - blobs
+    assert set(CHECK_COLUMNS) == {column.name for column in check_results.columns}
