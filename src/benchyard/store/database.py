@@ -131,10 +131,11 @@ class SqliteDatabase:
             self.connection.execute("BEGIN IMMEDIATE")
             try:
                 result = body(_SqliteTransaction(self.connection))
+                self.connection.execute("COMMIT")
             except BaseException:
-                self.connection.execute("ROLLBACK")
+                if self.connection.in_transaction:  # SQLite may have rolled it back itself
+                    self.connection.execute("ROLLBACK")
                 raise
-            self.connection.execute("COMMIT")
             return result
 
     def close(self) -> None:

@@ -9,10 +9,12 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-from benchyard.store.database import EngineDatabase, SqliteDatabase
+import pytest
+
+from benchyard.store.database import EngineDatabase, SqliteDatabase, Transaction
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results
-from benchyard.store.store import ATTEMPT_COLUMNS, CHECK_COLUMNS, Store
+from benchyard.store.store import ATTEMPT_COLUMNS, CHECK_COLUMNS, Store, insert_run
 
 MOMENT = datetime(2026, 12, 5, 21, 14, 35, 123456, tzinfo=UTC)
 
@@ -129,3 +131,22 @@ def test_the_column_lists_are_the_schemas() -> None:
     blobs = {"trajectory", "patch", "outputs"}
     assert set(ATTEMPT_COLUMNS) == {column.name for column in attempts.columns} - blobs
     assert set(CHECK_COLUMNS) == {column.name for column in check_results.columns}
+
+
+def test_a_transaction_that_fails_writes_nothing_and_the_next_one_runs(tmp_path: Path) -> None:
+    lite, engine = _stores(tmp_path)
+
+    def halfway(tx: Transaction) -> None:
+        insert_run(tx, _run("r1"))
+        raise RuntimeError("stopped halfway")
+
+    with pytest.raises(RuntimeError):
+        lite.database.transact(halfway)
+    lite.create_run(_run("r2"))
+    with pytest.raises(sqlite3.IntegrityError):  # the same id again: the statement fails
+        lite.create_run(_run("r2"))
+    lite.finish_run("r2", "finished")
+
+    assert [(run.id, run.status) for run in engine.list_runs()] == [("r2", "finished")]
+    lite.close()
+    engine.close()
