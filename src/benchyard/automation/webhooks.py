@@ -30,12 +30,12 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import Connection, func, insert, select, update
-from sqlalchemy.exc import OperationalError
 
 from benchyard import secrets
 from benchyard.automation.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATURE_HEADER, sign
 from benchyard.automation.webhook_config import MAX_TIMEOUT_SEC, WebhookConfig, WebhookUnusable
 from benchyard.backoff import exponential_delay
+from benchyard.store.database import EngineDatabase
 from benchyard.store.schema import webhook_deliveries, webhook_tries
 from benchyard.store.store import Store, aware
 
@@ -177,7 +177,7 @@ def _claim(store: Store, now: datetime) -> list[Delivery]:
             )
         return [_delivery(row) for row in rows]
 
-    return _transact(store, body)
+    return EngineDatabase(store.engine).transact_connection(body)
 
 
 @dataclass
@@ -318,22 +318,6 @@ def _user_agent() -> str:
     from benchyard import __version__
 
     return f"benchyard/{__version__}"
-
-
-def _transact(store: Store, body: Callable[[Connection], list[Delivery]]) -> list[Delivery]:
-    for attempt in range(1, 6):
-        try:
-            with store.engine.connect() as connection:
-                if store.engine.dialect.name == "sqlite":
-                    connection.exec_driver_sql("BEGIN IMMEDIATE")
-                result = body(connection)
-                connection.commit()
-                return result
-        except OperationalError as error:
-            state = getattr(error.orig, "sqlstate", None) or ""
-            if not state.startswith("40") or attempt == 5:
-                raise
-    raise AssertionError("unreachable")
 
 
 # ---- reading -----------------------------------------------------------------------------------
