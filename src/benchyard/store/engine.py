@@ -14,7 +14,7 @@ from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 
 from benchyard.store.lite import DEFAULT_DB_DIR as DEFAULT_DB_DIR
 from benchyard.store.lite import DEFAULT_DB_FILE as DEFAULT_DB_FILE
-from benchyard.store.lite import MIGRATIONS, OpenedFile, head_revisions, sqlite_pragmas
+from benchyard.store.lite import MIGRATIONS, head_revisions, sqlite_pragmas
 from benchyard.store.lite import StoreGone as StoreGone
 from benchyard.store.lite import StoreUnavailable as StoreUnavailable
 from benchyard.store.lite import default_db_url as default_db_url
@@ -95,12 +95,6 @@ def _make_directory(directory: Path, url: str) -> None:
         raise StoreUnavailable(
             f"cannot open the store {shown_url(url)}: cannot create its directory ({why})"
         ) from None
-
-
-def opened_file(engine: Engine) -> OpenedFile | None:
-    """The SQLite file an engine opens (None for PostgreSQL or an in-memory database)."""
-    path = sqlite_file(engine.url)
-    return None if path is None else OpenedFile.of(path)
 
 
 def _current_revisions(engine: Engine) -> frozenset[str]:
