@@ -27,22 +27,74 @@ STARTUP_ALLOWANCE_SEC = 1.0
 """Added to a program's time limit for the sandbox and interpreters to start (the official
 evaluators time the program alone; their parent process also waits one second more)."""
 
-RELIABILITY_GUARD = (
-    "import builtins as _b, os as _o, shutil as _s, subprocess as _p, sys as _y, faulthandler as _f"
-    "; _f.disable(); _b.exit = None; _b.quit = None; _b.help = None"
-    "; _o.environ['OMP_NUM_THREADS'] = '1'"
-    "; [setattr(_o, _n, None) for _n in ('kill', 'system', 'putenv', 'remove', 'removedirs',"
-    " 'rmdir', 'fchdir', 'setuid', 'fork', 'forkpty', 'killpg', 'rename', 'renames', 'truncate',"
-    " 'replace', 'unlink', 'fchmod', 'fchown', 'chmod', 'chown', 'chroot', 'lchflags', 'lchmod',"
-    " 'lchown', 'getcwd', 'chdir')]"
-    "; _s.rmtree = None; _s.move = None; _s.chown = None; _p.Popen = None"
-    "; [_y.modules.__setitem__(_m, None) for _m in ('ipdb', 'joblib', 'resource', 'psutil',"
-    " 'tkinter')]"
-    "; del _b, _o, _s, _p, _y, _f\n"
-)
-"""HumanEval's `reliability_guard`, on one line before the solution (so line numbers move by one):
-the official evaluator disables these functions before it runs a program, so a completion that
-calls one of them fails there, and fails here."""
+GUARD_SOURCE = """
+import builtins, faulthandler, os, sys
+
+faulthandler.disable()
+builtins.exit = builtins.quit = builtins.help = None
+os.environ["OMP_NUM_THREADS"] = "1"
+for name in (
+    "kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork",
+    "forkpty", "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown",
+    "chmod", "chown", "chroot", "lchflags", "lchmod", "lchown", "getcwd", "chdir",
+):
+    setattr(os, name, None)
+for name in ("ipdb", "joblib", "resource", "psutil", "tkinter"):
+    sys.modules[name] = None
+DISABLED = {"shutil": ("rmtree", "move", "chown"), "subprocess": ("Popen",)}
+
+
+def disable(module):
+    for name in DISABLED.pop(module.__name__):
+        setattr(module, name, None)
+
+
+class GuardedLoader:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __getattr__(self, name):
+        return getattr(self.loader, name)
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        self.loader.exec_module(module)
+        disable(module)
+        if not DISABLED and GUARD in sys.meta_path:
+            sys.meta_path.remove(GUARD)
+
+
+class Guard:
+    def find_spec(self, name, path=None, target=None):
+        if name not in DISABLED:
+            return None
+        for finder in sys.meta_path:
+            find = None if finder is self else getattr(finder, "find_spec", None)
+            spec = None if find is None else find(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = GuardedLoader(spec.loader)
+                return spec
+        return None
+
+
+for name in list(DISABLED):
+    if name in sys.modules:
+        disable(sys.modules[name])
+GUARD = Guard()
+if DISABLED:
+    sys.meta_path.insert(0, GUARD)
+"""
+"""HumanEval's `reliability_guard`: the official evaluator disables these functions before it
+runs a program, so a completion that calls one of them fails there, and fails here. `shutil`'s
+and `subprocess`'s are disabled as the module is first imported (the official guard imports both,
+in a parent process that has them already; here, each would cost every grading its import)."""
+
+RELIABILITY_GUARD = f"exec({GUARD_SOURCE!r}, {{}})\n"
+"""The guard, on one line before the solution (so line numbers move by one), run in a namespace
+of its own: none of its names reach the solution's."""
 
 
 @dataclass(frozen=True)

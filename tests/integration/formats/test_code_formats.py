@@ -66,6 +66,11 @@ def test_humaneval_verdicts_follow_the_official_program(humaneval: Benchmark) ->
         humaneval, "Toy-1", "    import os\n    os.system('true')\n    return sorted(items)\n"
     )
     assert not passed and "NoneType" in cause
+    # ... and shutil.rmtree, though shutil is imported only by the completion
+    passed, cause = grade(
+        humaneval, "Toy-1", "    import shutil\n    shutil.rmtree('x')\n    return sorted(items)\n"
+    )
+    assert not passed and "NoneType" in cause
     passed, cause = grade(humaneval, "Toy-1", "    while True:\n        pass\n")
     assert not passed and "timed out (limit 3s)" in cause
 
