@@ -140,10 +140,10 @@ def _diff_note(run: RunRecord) -> str:
 
 def print_run(store: Store, run: RunRecord) -> None:
     from benchyard.report.render import shorten
-    from benchyard.store.browse import queue_counts, run_status_text
+    from benchyard.store.run_list import queue_counts, run_status_text
 
     console = _console()
-    status = run_status_text(run.status, queue_counts(store, [run.id]).get(run.id))
+    status = run_status_text(run.status, queue_counts(store.reader, [run.id]).get(run.id))
     lines = [
         f"run {run.id} ({status})",
         f"benchmark {run.benchmark_name} {run.benchmark_version} {run.benchmark_hash}",

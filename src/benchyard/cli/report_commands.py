@@ -105,7 +105,7 @@ def _require_scenario(store: Store, run: RunRecord, scenario: str) -> None:
 def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:
     from benchyard.report.build import run_info
     from benchyard.report.listing import RunShown, attempt_view, dump_json
-    from benchyard.store.browse import QueueCounts, queue_counts
+    from benchyard.store.run_list import QueueCounts, queue_counts
 
     attempts = store.attempts(
         run.id, include_superseded=True, with_evidence=scenario is not None, scenario_id=scenario
@@ -115,7 +115,7 @@ def _shown_json(store: Store, run: RunRecord, scenario: str | None) -> str:
         planned_attempts=run.planned_attempts,
         scenario_id=scenario,
         attempts=[attempt_view(attempt, scenario is not None) for attempt in attempts],
-        stuck=queue_counts(store, [run.id]).get(run.id, QueueCounts(run.id)).stuck,
+        stuck=queue_counts(store.reader, [run.id]).get(run.id, QueueCounts(run.id)).stuck,
     )
     return dump_json(shown)
 

@@ -44,7 +44,7 @@ from benchyard.store.run_list import QueueCounts as QueueCounts
 from benchyard.store.run_list import run_status_text as run_status_text
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
 from benchyard.store.search import matching
-from benchyard.store.store import Store, attempt_from_row, aware, run_from_row
+from benchyard.store.store import Store, attempt_from_row, aware, checks_of, run_from_row
 
 FlagKind = Literal["long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch"]
 SortKey = Literal["scenario", "category", "verdict", "score", "duration", "turns", "cost", "tokens"]
@@ -494,7 +494,7 @@ def attempt_page(
         ).all()
         if total is None:
             total = _count(connection, select(func.count()).where(*conditions))
-        checks = _checks_of(connection, [row.id for row in rows])
+        checks = checks_of(store.database, [row.id for row in rows])
     return AttemptPage([attempt_from_row(row, checks.get(row.id, [])) for row in rows], total)
 
 
@@ -534,21 +534,6 @@ def _order(query: AttemptQuery) -> list[Any]:
 
 def _bounded(limit: int) -> int:
     return max(1, min(MAX_PAGE, limit))
-
-
-def _checks_of(connection: Connection, attempt_ids: Sequence[str]) -> dict[str, list[CheckRecord]]:
-    if not attempt_ids:
-        return {}
-    query = (
-        select(cr)
-        .where(cr.c.attempt_id.in_(list(attempt_ids)))
-        .order_by(cr.c.attempt_id, cr.c.position)
-    )
-    grouped: dict[str, list[CheckRecord]] = {}
-    for row in connection.execute(query):
-        values = row._asdict()
-        grouped.setdefault(values.pop("attempt_id"), []).append(CheckRecord(**values))
-    return grouped
 
 
 # ---- one attempt -----------------------------------------------------------------------------
@@ -594,7 +579,7 @@ def attempt_tries(store: Store, attempt_id: str) -> list[AttemptRecord]:
             )
             .order_by(a.c.try_number, a.c.id)
         ).all()
-        checks = _checks_of(connection, [row.id for row in rows])
+        checks = checks_of(store.database, [row.id for row in rows])
     return [_with_evidence(row, checks.get(row.id, [])) for row in rows]
 
 

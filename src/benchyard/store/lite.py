@@ -10,6 +10,7 @@ connection, for PostgreSQL and for a SQLite store that `Store.open` must create 
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sqlite3
@@ -98,6 +99,12 @@ def code_point_order(column: str, reader: Reader) -> str:
     return f'{column} COLLATE "C"' if reader.dialect == "postgresql" else column
 
 
+def json_value(value: Any) -> Any:
+    """A JSON column's value as either driver hands it back (SQLite's as text, psycopg's
+    decoded)."""
+    return json.loads(value) if isinstance(value, str) else value
+
+
 def in_list(name: str, values: Iterable[Any], params: dict[str, Any]) -> str:
     """`:name_0, :name_1, ...` for an `IN (...)` of `values`, each added to `params`."""
     names = []
@@ -125,6 +132,9 @@ class SqliteReader:
         self.connection.close()
 
 
+STREAMED_ROWS = 500  # rows fetched at once by EngineReader.stream
+
+
 class EngineReader:
     """A Reader over a SQLAlchemy engine (PostgreSQL, or SQLite opened by Store.open)."""
 
@@ -139,10 +149,13 @@ class EngineReader:
             return list(connection.execute(text(sql), dict(params)).all())
 
     def stream(self, sql: str, params: Mapping[str, Any]) -> Iterator[Sequence[Any]]:
+        """The rows STREAMED_ROWS at a time (PostgreSQL's through a server-side cursor), never
+        the whole result held at once."""
         from sqlalchemy import text
 
         with self.engine.connect() as connection:
-            yield from connection.execute(text(sql), dict(params))
+            streaming = connection.execution_options(yield_per=STREAMED_ROWS)
+            yield from streaming.execute(text(sql), dict(params))
 
 
 _PLAIN_PREFIXES = ("sqlite:///", "sqlite+pysqlite:///")

@@ -15,7 +15,6 @@ that lock both lock the run rows first, then the queued attempts, so that they c
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import socket
 import uuid
@@ -29,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from benchyard.errors import BenchyardError
 from benchyard.store import run_reads
 from benchyard.store.database import Transaction
-from benchyard.store.lite import in_list
+from benchyard.store.lite import in_list, json_value
 from benchyard.store.records import AttemptRecord, ResumeRecord, RunRecord
 from benchyard.store.store import Store, insert_attempts, insert_run, insert_values
 
@@ -157,7 +156,7 @@ class Queue:
         params: dict[str, Any] = {}
         sql = f"SELECT id, status, settings FROM runs WHERE id IN ({in_list('run', ids, params)})"
         rows = tx.execute(self._locked(sql + " ORDER BY id"), params).rows
-        return {row[0]: _LockedRun(row[0], row[1], _json(row[2]) or {}) for row in rows}
+        return {row[0]: _LockedRun(row[0], row[1], json_value(row[2]) or {}) for row in rows}
 
     # ---- enqueueing ---------------------------------------------------------------------
 
@@ -594,11 +593,6 @@ class Queue:
 
 def _holder(worker: WorkerIdentity) -> dict[str, Any]:
     return {"worker": worker.id, "worker_node": worker.node, "worker_pid": worker.pid}
-
-
-def _json(value: Any) -> Any:
-    """A JSON column's value as either driver hands it back (SQLite's as text)."""
-    return json.loads(value) if isinstance(value, str) else value
 
 
 def _insert_resume(tx: Transaction, resume: ResumeRecord) -> None:

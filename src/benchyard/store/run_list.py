@@ -6,13 +6,12 @@ attempts by state, and a speed run's measured calls."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime
 from typing import Any
 
-from benchyard.store.lite import Reader, in_list
+from benchyard.store.lite import Reader, in_list, json_value
 from benchyard.store.records import RunRecord
 
 RUN_COLUMNS = tuple(f.name for f in fields(RunRecord))
@@ -42,8 +41,7 @@ def run_from_values(row: Sequence[Any]) -> RunRecord:
     """A run from its RUN_COLUMNS as either driver hands them back."""
     values = dict(zip(RUN_COLUMNS, row, strict=True))
     for name in _JSON_COLUMNS:
-        if isinstance(values[name], str):  # SQLite's JSON is text; psycopg's is decoded
-            values[name] = json.loads(values[name])
+        values[name] = json_value(values[name])
     for name in _BOOLEAN_COLUMNS:
         if values[name] is not None:
             values[name] = bool(values[name])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import threading
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
@@ -14,13 +15,13 @@ from benchyard.runner import trajectory as trajectory_codec
 from benchyard.store import outputs as outputs_codec
 from benchyard.store import run_list, run_reads
 from benchyard.store.database import Database, EngineDatabase, SqliteDatabase, Transaction
-from benchyard.store.lite import OpenedFile, StoreUnavailable
+from benchyard.store.lite import OpenedFile, Reader, StoreUnavailable, in_list, json_value
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
-from benchyard.store.run_list import RUN_COLUMNS, run_from_values
+from benchyard.store.run_list import RUN_COLUMNS, moment, run_from_values
 from benchyard.store.run_reads import RunNotFound as RunNotFound
 
 if TYPE_CHECKING:
-    from sqlalchemy import ColumnElement, Connection, Engine, Row
+    from sqlalchemy import Engine, Row
 
 _EVIDENCE_COLUMNS = ("trajectory", "patch", "outputs")  # compressed blobs
 _NOT_COLUMNS = ("checks", "trajectory", "patch")  # AttemptRecord's fields kept elsewhere
@@ -32,6 +33,19 @@ _FIGURE_COLUMNS = tuple(name for name in ATTEMPT_COLUMNS if name not in _OUTPUT_
 # A check result's row: its attempt, then CheckRecord's fields in their order.
 CHECK_COLUMNS = ("attempt_id", *(f.name for f in fields(CheckRecord)))
 STREAM_CHUNK = 500  # attempts read at once by `stream_attempts`
+# The attempts' and check results' columns that a driver may hand back as text (SQLite's moments
+# and JSON) or as integers (SQLite's booleans); test_database.py holds them to the schema.
+ATTEMPT_MOMENTS = ("started_at", "finished_at")
+ATTEMPT_FLAGS = ("superseded", "negative", "hit_max_turns")
+ATTEMPT_JSON = ("answers",)
+_CHECK_PASSED = CHECK_COLUMNS.index("passed") - 1  # by position in a check's values
+_CHECK_DETAILS = CHECK_COLUMNS.index("details") - 1
+_ATTEMPT_ORDER = "ORDER BY scenario_id, epoch, try_number"
+_CHECKS_OF_RUN = (
+    f"SELECT {', '.join('c.' + name for name in CHECK_COLUMNS)} FROM check_results c"
+    " JOIN attempts a ON a.id = c.attempt_id WHERE a.run_id = :run"
+    " ORDER BY c.attempt_id, c.position"
+)
 
 
 class Store:
@@ -175,27 +189,26 @@ class Store:
     ) -> list[AttemptRecord]:
         """Attempts of a run (the first `limit` of them, when given); `with_evidence` also loads
         each trajectory and patch (large)."""
-        from sqlalchemy import select
-
-        from benchyard.store.schema import attempts
-
-        columns = [attempts.c[name] for name in ATTEMPT_COLUMNS] + [attempts.c.outputs]
-        if with_evidence:
-            columns += [attempts.c.trajectory, attempts.c.patch]
-        query = select(*columns).where(attempts.c.run_id == run_id)
+        columns = [*ATTEMPT_COLUMNS, "outputs", *(("trajectory", "patch") if with_evidence else ())]
+        sql = f"SELECT {', '.join(columns)} FROM attempts WHERE run_id = :run"
+        params: dict[str, Any] = {"run": run_id, "superseded": False}
         if not include_superseded:
-            query = query.where(attempts.c.superseded.is_(False))
+            sql += " AND superseded = :superseded"
         if scenario_id is not None:
-            query = query.where(attempts.c.scenario_id == scenario_id)
-        query = query.order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
-        with self.engine.connect() as connection:
-            if limit is not None:
-                rows = connection.execute(query.limit(limit)).all()
-                checks = _checks_of(connection, [row.id for row in rows])
-            else:
-                rows = connection.execute(query).all()
-                checks = self._checks_for(connection, run_id)
-        return [attempt_from_row(row, checks.get(row.id, []), with_evidence) for row in rows]
+            sql += " AND scenario_id = :scenario"
+            params["scenario"] = scenario_id
+        sql += f" {_ATTEMPT_ORDER}"
+        if limit is not None:
+            sql += " LIMIT :limit"
+            params["limit"] = limit
+        rows = self.database.rows(sql, params)
+        if limit is None and scenario_id is None:
+            checks = _grouped_checks(self.database.rows(_CHECKS_OF_RUN, {"run": run_id}))
+        else:
+            checks = checks_of(self.database, [row[0] for row in rows])
+        return [
+            attempt_from_row(row, checks.get(row[0], []), with_evidence, columns) for row in rows
+        ]
 
     def count_attempts(self, run_id: str, *, include_superseded: bool = False) -> int:
         sql = "SELECT count(*) FROM attempts WHERE run_id = :run"
@@ -203,36 +216,25 @@ class Store:
             sql += " AND superseded = :superseded"
         return int(self.database.rows(sql, {"run": run_id, "superseded": False})[0][0])
 
-    def stream_attempts(
-        self, run_id: str, where: ColumnElement[bool] | None = None
-    ) -> Iterator[AttemptRecord]:
-        """The final attempts of a run (those `where` holds for, when given) with their checks,
-        ordered by scenario and epoch, read STREAM_CHUNK at a time and without their outputs
-        (answer, answers, stdout, stderr), trajectory or patch: what a run's figures need, in
-        memory that does not grow with it."""
-        from sqlalchemy import select
-
-        from benchyard.store.schema import attempts
-
-        final = [attempts.c.run_id == run_id, attempts.c.superseded.is_(False)]
-        query = (
-            select(*(attempts.c[name] for name in _FIGURE_COLUMNS))
-            .where(*final, *([] if where is None else [where]))
-            .order_by(attempts.c.scenario_id, attempts.c.epoch, attempts.c.try_number)
+    def stream_attempts(self, run_id: str) -> Iterator[AttemptRecord]:
+        """The final attempts of a run with their checks, ordered by scenario and epoch, read
+        STREAM_CHUNK at a time and without their outputs (answer, answers, stdout, stderr),
+        trajectory or patch: what a run's figures need, in memory that does not grow with it."""
+        sql = (
+            f"SELECT {', '.join(_FIGURE_COLUMNS)} FROM attempts"
+            f" WHERE run_id = :run AND superseded = :superseded {_ATTEMPT_ORDER}"
         )
-        with self.engine.connect() as connection:
-            result = connection.execution_options(yield_per=STREAM_CHUNK).execute(query)
-            held: AttemptRecord | None = None  # the latest try of an attempt wins, as in reports
-            names = tuple(result.keys())
-            for rows in result.partitions():
-                checks = _checks_of(connection, [row.id for row in rows])
-                for row in rows:
-                    record = attempt_from_row(row, checks.get(row.id, []), names=names)
-                    if held is not None and _key(held) != _key(record):
-                        yield held
-                    held = record
-            if held is not None:
-                yield held
+        rows = self.database.stream(sql, {"run": run_id, "superseded": False})
+        held: AttemptRecord | None = None  # the latest try of an attempt wins, as in reports
+        for chunk in iter(lambda: list(itertools.islice(rows, STREAM_CHUNK)), []):
+            checks = checks_of(self.database, [row[0] for row in chunk])
+            for row in chunk:
+                record = attempt_from_row(row, checks.get(row[0], []), names=_FIGURE_COLUMNS)
+                if held is not None and _key(held) != _key(record):
+                    yield held
+                held = record
+        if held is not None:
+            yield held
 
     def verdict_counts(self, run_ids: list[str]) -> dict[str, dict[str, int]]:
         """Final attempts per verdict for each run, in one query."""
@@ -251,19 +253,6 @@ class Store:
         sql = "SELECT count(*) FROM attempts WHERE run_id = :run AND superseded = :superseded"
         return int(self.database.rows(sql, {"run": run_id, "superseded": True})[0][0])
 
-    def _checks_for(self, connection: Any, run_id: str) -> dict[str, list[CheckRecord]]:
-        from sqlalchemy import select
-
-        from benchyard.store.schema import attempts, check_results
-
-        query = (
-            select(*_check_columns())
-            .join(attempts, attempts.c.id == check_results.c.attempt_id)
-            .where(attempts.c.run_id == run_id)
-            .order_by(check_results.c.attempt_id, check_results.c.position)
-        )
-        return _grouped_checks(connection.execute(query))
-
     def run_chain(self, run: RunRecord) -> list[RunRecord]:
         """The run and its ancestors through `rerun`, oldest first."""
         chain = [run]
@@ -276,31 +265,27 @@ def _key(record: AttemptRecord) -> tuple[str, int]:
     return record.scenario_id, record.epoch
 
 
-def _check_columns() -> list[Any]:
-    from benchyard.store.schema import check_results
-
-    return [check_results.c[name] for name in CHECK_COLUMNS]
-
-
-def _checks_of(connection: Connection, attempt_ids: list[str]) -> dict[str, list[CheckRecord]]:
-    from sqlalchemy import select
-
-    from benchyard.store.schema import check_results
-
-    query = (
-        select(*_check_columns())
-        .where(check_results.c.attempt_id.in_(attempt_ids))
-        .order_by(check_results.c.attempt_id, check_results.c.position)
+def checks_of(reader: Reader, attempt_ids: Sequence[str]) -> dict[str, list[CheckRecord]]:
+    """The check results of these attempts, by attempt."""
+    if not attempt_ids:
+        return {}
+    params: dict[str, Any] = {}
+    sql = (
+        f"SELECT {', '.join(CHECK_COLUMNS)} FROM check_results"
+        f" WHERE attempt_id IN ({in_list('attempt', attempt_ids, params)})"
+        " ORDER BY attempt_id, position"
     )
-    return _grouped_checks(connection.execute(query))
+    return _grouped_checks(reader.rows(sql, params))
 
 
-def _grouped_checks(rows: Iterable[Row[Any]]) -> dict[str, list[CheckRecord]]:
-    """Check results by attempt, from rows of CHECK_COLUMNS (read by position: a row's
-    `_asdict` took most of a big report's time)."""
+def _grouped_checks(rows: Iterable[Sequence[Any]]) -> dict[str, list[CheckRecord]]:
+    """Check results by attempt, from rows of CHECK_COLUMNS as either driver hands them back
+    (read by position: a row's `_asdict` took most of a big report's time)."""
     grouped: dict[str, list[CheckRecord]] = {}
     for row in rows:
         values: list[Any] = list(row[1:])
+        values[_CHECK_PASSED] = bool(values[_CHECK_PASSED])
+        values[_CHECK_DETAILS] = json_value(values[_CHECK_DETAILS])
         grouped.setdefault(row[0], []).append(CheckRecord(*values))
     return grouped
 
@@ -368,20 +353,30 @@ def attempt_from_row(
     row); `with_evidence` also decodes its trajectory and patch. Its outputs come from the
     `outputs` blob when the row has one (rows written before it, from the text columns)."""
     values = dict(zip(names or row._fields, row, strict=True))
-    blob = values.pop("trajectory", None)
-    patch = values.pop("patch", None)
-    stored = values.pop("outputs", None)
+    blob = _bytes(values.pop("trajectory", None))
+    patch = _bytes(values.pop("patch", None))
+    stored = _bytes(values.pop("outputs", None))
     if stored is not None:
         outputs = outputs_codec.decode(stored)
         values.update(stdout=outputs.stdout, stderr=outputs.stderr, answer=outputs.answer)
-    for key in ("started_at", "finished_at"):
-        values[key] = aware(values[key])
+    for key in ATTEMPT_MOMENTS:
+        values[key] = moment(values[key])
+    for key in ATTEMPT_FLAGS:
+        values[key] = bool(values[key])
+    for key in ATTEMPT_JSON:
+        if key in values:  # not among the figures' columns (stream_attempts)
+            values[key] = json_value(values[key])
     record = AttemptRecord(**values, checks=list(checks))
     if with_evidence:
         sources = (record.stdout, record.answer)
         record.trajectory = trajectory_codec.decode(blob, sources)
         record.patch = zlib.decompress(patch).decode() if patch else None
     return record
+
+
+def _bytes(value: bytes | memoryview | None) -> bytes | None:
+    """A blob as bytes, however the driver hands it back."""
+    return bytes(value) if isinstance(value, memoryview) else value
 
 
 def run_from_row(row: Row[Any]) -> RunRecord:

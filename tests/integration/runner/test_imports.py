@@ -4,6 +4,9 @@ store already at the head revision is opened without Alembic."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 from benchyard.store.store import Store
@@ -148,6 +151,28 @@ def test_runs_reads_a_sqlite_store_without_sqlalchemy(tmp_path: Path) -> None:
         assert "benchyard.store.lite" in modules
         assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
         assert "benchyard.config" not in modules  # no benchyard.yaml to read
+
+
+def test_show_reads_a_sqlite_store_without_sqlalchemy(tmp_path: Path) -> None:
+    """`show` of a run, of one scenario's attempts, and as JSON, through sqlite3 on a SQLite store
+    at the head revision (issue 27, item 3), printing what it printed through SQLAlchemy."""
+    url = f"sqlite:///{tmp_path / 'store.db'}"
+    bench = write_benchmark(tmp_path / "bench", [scenario("one", "1"), scenario("two", "x")])
+    imported_by(["run", str(bench), "--agent", "oracle", "-q", "--db", url], tmp_path)
+
+    for args in (["latest"], ["latest", "one"], ["latest", "--format", "json"]):
+        modules = imported_by(["show", *args, "--db", url], tmp_path)
+
+        assert "benchyard.store.store" in modules
+        assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+    show = [sys.executable, "-m", "benchyard", "show", "latest", "--format", "json", "--db", url]
+    done = subprocess.run(show, cwd=tmp_path, capture_output=True, text=True, check=True)
+    shown = json.loads(done.stdout)
+    assert [(a["scenario_id"], a["verdict"]) for a in shown["attempts"]] == [
+        ("one", "passed"),
+        ("two", "passed"),
+    ]
+    assert {check["passed"] for a in shown["attempts"] for check in a["checks"]} == {True}
 
 
 def test_runs_as_a_table_imports_no_pydantic(tmp_path: Path) -> None:

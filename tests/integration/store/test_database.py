@@ -1,4 +1,4 @@
-"""A SQLite store at the head revision is written through the standard library's sqlite3
+"""A SQLite store at the head revision is written and read through the standard library's sqlite3
 (store/database.py's SqliteDatabase), one to create or migrate through SQLAlchemy: each writes
 every value as the other does, and reads back what the other wrote."""
 
@@ -10,11 +10,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from sqlalchemy import JSON, Boolean, DateTime, Table
 
 from benchyard.store.database import EngineDatabase, SqliteDatabase, Transaction
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.schema import attempts, check_results
-from benchyard.store.store import ATTEMPT_COLUMNS, CHECK_COLUMNS, Store, insert_run
+from benchyard.store.store import (
+    ATTEMPT_COLUMNS,
+    ATTEMPT_FLAGS,
+    ATTEMPT_JSON,
+    ATTEMPT_MOMENTS,
+    CHECK_COLUMNS,
+    Store,
+    insert_run,
+)
 
 MOMENT = datetime(2026, 12, 5, 21, 14, 35, 123456, tzinfo=UTC)
 
@@ -93,11 +102,13 @@ def test_either_driver_writes_what_the_other_reads(tmp_path: Path) -> None:
         assert run.agent_dirty is False
         assert run.started_at == MOMENT
         assert run.status == "finished" and run.finished_at is not None
-        [read] = engine.attempts(run_id, with_evidence=True)  # the readers still on SQLAlchemy
+        [read] = reader.attempts(run_id, with_evidence=True)
         assert read.started_at == MOMENT and read.answer == "x\x00y"  # in the outputs blob
         assert read.answers == ["one", "two"] and read.negative is True
+        assert read.superseded is False and read.hit_max_turns is False
         assert read.patch == "--- a\n+++ b\n"
         assert [check.details for check in read.checks] == [{"f1": 0.75}, None]
+        assert [check.passed for check in read.checks] == [True, True]
         assert reader.count_attempts(run_id) == 1
     lite.close()
     engine.close()
@@ -123,6 +134,35 @@ def test_either_driver_stores_the_same_bytes(tmp_path: Path) -> None:
     engine.close()
 
 
+def test_either_driver_reads_the_same_attempts(tmp_path: Path) -> None:
+    """`attempts` and `stream_attempts` hand back the same records through sqlite3 as through
+    SQLAlchemy: a retried try and the try that superseded it, each scenario's checks, evidence."""
+    lite, engine = _stores(tmp_path)
+    lite.create_run(_run("r1"))
+    first = replace(_attempt("r1"), id="t1", superseded=True, verdict="error", hit_max_turns=True)
+    retried = replace(_attempt("r1"), id="t2", try_number=2, answers=None)
+    other = replace(_attempt("r1"), id="t3", scenario_id="s0", checks=[])
+    lite.record_attempts([first, retried, other])
+    readings = (
+        {"include_superseded": True, "with_evidence": True},
+        {},
+        {"include_superseded": True, "limit": 2},
+        {"include_superseded": True, "scenario_id": "s1"},
+    )
+    for options in readings:
+        read = lite.attempts("r1", **options)  # type: ignore[arg-type]
+        assert read == engine.attempts("r1", **options), options  # type: ignore[arg-type]
+    assert [a.id for a in lite.attempts("r1", include_superseded=True)] == ["t3", "t1", "t2"]
+    assert [a.id for a in lite.attempts("r1")] == ["t3", "t2"]
+    [flagged] = lite.attempts("r1", include_superseded=True, scenario_id="s1", limit=1)
+    assert flagged.superseded is True and flagged.hit_max_turns is True
+    streamed = list(lite.stream_attempts("r1"))
+    assert streamed == list(engine.stream_attempts("r1"))
+    assert [(a.id, len(a.checks)) for a in streamed] == [("t3", 0), ("t2", 2)]
+    lite.close()
+    engine.close()
+
+
 def _without_ids(row: tuple[object, ...]) -> tuple[object, ...]:
     return tuple(value for value in row if value not in ("r1", "r2", "r1-a", "r2-a"))
 
@@ -131,6 +171,16 @@ def test_the_column_lists_are_the_schemas() -> None:
     blobs = {"trajectory", "patch", "outputs"}
     assert set(ATTEMPT_COLUMNS) == {column.name for column in attempts.columns} - blobs
     assert set(CHECK_COLUMNS) == {column.name for column in check_results.columns}
+    # the columns that sqlite3 hands back as text or integers, which the readers decode
+    assert set(ATTEMPT_MOMENTS) == _typed(attempts, DateTime)
+    assert set(ATTEMPT_FLAGS) == _typed(attempts, Boolean)
+    assert set(ATTEMPT_JSON) == _typed(attempts, JSON)
+    assert _typed(check_results, Boolean) == {"passed"}
+    assert _typed(check_results, JSON) == {"details"}
+
+
+def _typed(table: Table, kind: type) -> set[str]:
+    return {column.name for column in table.columns if isinstance(column.type, kind)}
 
 
 def test_a_transaction_that_fails_writes_nothing_and_the_next_one_runs(tmp_path: Path) -> None:
