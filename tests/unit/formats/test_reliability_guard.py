@@ -47,6 +47,15 @@ def test_what_the_official_guard_disables_is_disabled() -> None:
     assert done.stdout == "guarded\n"
 
 
+def test_a_reloaded_module_gets_its_functions_back_as_under_the_official_guard() -> None:
+    done = run_guarded(
+        "import importlib, shutil\nassert shutil.rmtree is None\n"
+        "importlib.reload(shutil)\nprint(callable(shutil.rmtree))"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True\n"
+
+
 def test_a_module_imported_before_the_guard_is_disabled_too() -> None:
     done = run_guarded("assert subprocess.Popen is None\nprint('ok')", before="import subprocess\n")
     assert done.returncode == 0, done.stderr
