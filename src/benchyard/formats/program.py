@@ -53,11 +53,8 @@ class GuardedLoader:
     def __init__(self, loader):
         self.loader = loader
 
-    def __getattr__(self, name):
+    def __getattr__(self, name):  # create_module, get_source, ...: the module's own loader's
         return getattr(self.loader, name)
-
-    def create_module(self, spec):
-        return self.loader.create_module(spec)
 
     def exec_module(self, module):
         self.loader.exec_module(module)
