@@ -271,7 +271,7 @@ SUPPORTED = (
         ("garbage", f"error: 'garbage' is not a database URL; {SUPPORTED}"),
         (
             "postgresql://me:secret@db:port/runs",
-            f"error: 'postgresql://me:***@db:port/runs' is not a database URL; {SUPPORTED}",
+            f"error: 'postgresql+psycopg://me:***@db:port/runs' is not a database URL; {SUPPORTED}",
         ),
         (
             "postgresql+asyncpg://me@db/runs",

@@ -25,7 +25,7 @@ from benchyard.audit.model import (
 )
 from benchyard.report.stats import wilson_interval
 from benchyard.runner.failures import COUNTED_VERDICTS
-from benchyard.store.engine import shown_url
+from benchyard.store.lite import shown_url
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.store import Store
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,26 +19,12 @@ from benchyard.store.lite import StoreUnavailable as StoreUnavailable
 from benchyard.store.lite import default_db_url as default_db_url
 from benchyard.store.lite import head_revision as head_revision
 from benchyard.store.lite import resolve_db_url as resolve_db_url
+from benchyard.store.lite import shown_url as shown_url
+from benchyard.store.lite import with_driver as with_driver
 
 SUPPORTED = "sqlite (sqlite:///path/to/store.db) and postgresql (postgresql://user@host/database)"
 _DRIVERS = frozenset({"sqlite", "sqlite+pysqlite", "postgresql+psycopg"})
 MIGRATION_LOCK_KEY = 0x62656E6368796172  # "benchyar": PostgreSQL's advisory lock of migrations
-
-
-def with_driver(url: str) -> str:
-    """Plain postgresql:// URLs use psycopg 3, the driver benchyard installs."""
-    for prefix in ("postgresql://", "postgres://"):
-        if url.startswith(prefix):
-            return "postgresql+psycopg://" + url[len(prefix) :]
-    return url
-
-
-def shown_url(url: str) -> str:
-    """The URL as it may be printed: with its password hidden, even when it does not parse."""
-    try:
-        return make_url(with_driver(url)).render_as_string()
-    except (ArgumentError, ValueError):
-        return re.sub(r"(//[^:/@]*:)[^@/]*@", r"\1***@", url)
 
 
 def store_url(url: str) -> URL:
@@ -52,7 +37,7 @@ def store_url(url: str) -> URL:
         ) from None
     if parsed.drivername not in _DRIVERS:
         raise StoreUnavailable(
-            f"unsupported store '{parsed.render_as_string()}': benchyard supports {SUPPORTED}"
+            f"unsupported store '{shown_url(url)}': benchyard supports {SUPPORTED}"
         )
     return parsed
 

@@ -50,6 +50,25 @@ def resolve_db_url(explicit: str | None, configured: str | None = None) -> str:
     return explicit or os.environ.get("BENCHYARD_DB") or configured or default_db_url()
 
 
+def with_driver(url: str) -> str:
+    """Plain postgresql:// URLs use psycopg 3, the driver benchyard installs."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+# A URL's `scheme://user:` and the password after it, up to the `@` before the host; parsed as
+# SQLAlchemy parses one (a password may hold a `/`), here without importing it.
+_PASSWORD = re.compile(r"^([\w+.-]+://[^:/@]*:)[^@]*@")
+
+
+def shown_url(url: str) -> str:
+    """The store's URL as it may be printed: its driver named, its password hidden, even when it
+    does not parse."""
+    return _PASSWORD.sub(r"\1***@", with_driver(url), count=1)
+
+
 def head_revision() -> str:
     """The newest migration: files are named `NNNN_<what>.py` with revision id `NNNN`, in order."""
     return max(p.name.split("_", 1)[0] for p in (MIGRATIONS / "versions").glob("[0-9]*_*.py"))

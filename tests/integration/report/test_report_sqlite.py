@@ -145,3 +145,25 @@ def test_a_merged_report_reads_the_store_through_sqlite3(
 
     assert "benchyard.store.store" in modules
     assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+
+
+def test_the_audit_artefact_reads_a_sqlite_store_without_sqlalchemy(
+    store: Store, url: str, tmp_path: Path
+) -> None:
+    """`report --format audit`, the last of the report's formats to import SQLAlchemy (for the
+    store's URL as printed), writes the artefact that the Store's reads build, but its time."""
+    from benchyard.audit.build import build_audit
+
+    written = tmp_path / "audit.json"
+    modules = imported_by(
+        ["report", RUN, "--format", "audit", "-o", str(written), "--db", url], tmp_path
+    )
+
+    assert "benchyard.audit.build" in modules
+    assert sorted(m for m in modules if m.split(".")[0] in ("sqlalchemy", "alembic")) == []
+    through_sqlalchemy = json.loads(build_audit(store, store.get_run(RUN)).model_dump_json())
+    audit = json.loads(written.read_text(encoding="utf-8"))
+    assert audit["trajectories"]["store"] == url
+    for artefact in (audit, through_sqlalchemy):
+        artefact.pop("generated_at")
+    assert audit == through_sqlalchemy

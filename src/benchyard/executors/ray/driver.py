@@ -62,7 +62,7 @@ from benchyard.runner.isolation import (
     sealed_paths,
 )
 from benchyard.runner.plan import PlannedAttempt
-from benchyard.store.engine import shown_url
+from benchyard.store.lite import shown_url
 from benchyard.store.queue import CLAIMED, ClaimedAttempt
 from benchyard.store.records import AttemptRecord
 from benchyard.store.schema import attempt_queue
