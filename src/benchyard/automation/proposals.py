@@ -38,8 +38,9 @@ from benchyard.benchmarks.loader import load_benchmark
 from benchyard.errors import BenchyardError
 from benchyard.spec.loader import MANIFEST, Benchmark
 from benchyard.spec.problems import BenchmarkInvalid, BenchmarkNotFound, Problem
+from benchyard.store.run_list import moment
 from benchyard.store.schema import proposals
-from benchyard.store.store import Store, aware
+from benchyard.store.store import Store
 
 PENDING, ACCEPTED, REJECTED = "pending", "accepted", "rejected"
 STATUSES = (PENDING, ACCEPTED, REJECTED)
@@ -590,7 +591,7 @@ def _proposal(row: Any) -> Proposal:
         for item in values["changes"]
     ]
     for key in ("created_at", "decided_at"):
-        values[key] = aware(values[key])
+        values[key] = moment(values[key])
     return Proposal(**values)
 
 

@@ -35,8 +35,9 @@ from sqlalchemy.exc import IntegrityError
 from benchyard.errors import BenchyardError
 from benchyard.store.database import EngineDatabase
 from benchyard.store.records import RunRecord
+from benchyard.store.run_list import moment
 from benchyard.store.schema import runs, schedule_firings, schedules
-from benchyard.store.store import Store, aware
+from benchyard.store.store import Store
 
 MissedPolicy = Literal["skip", "once"]
 MISSED_POLICIES: tuple[MissedPolicy, ...] = ("skip", "once")
@@ -106,7 +107,7 @@ def add_schedule(
         raise ScheduleRefused(f"--missed takes skip or once, not '{missed}'")
     if grace_sec < 0:
         raise ScheduleRefused("--grace-sec takes a number of seconds, 0 or more")
-    moment = now or datetime.now(UTC)
+    at = now or datetime.now(UTC)
     schedule = Schedule(
         id=uuid.uuid4().hex[:16],
         benchmark=benchmark_ref,
@@ -117,9 +118,9 @@ def add_schedule(
         cron=parsed.expression,
         missed=missed,
         grace_sec=float(grace_sec),
-        created_at=moment,
+        created_at=at,
         created_by=(created_by or _who())[:200],
-        next_due_at=parsed.next_after(moment),
+        next_due_at=parsed.next_after(at),
     )
     with store.engine.begin() as connection:
         connection.execute(insert(schedules).values(**vars(schedule)))
@@ -324,12 +325,12 @@ def fire_due(
 ) -> list[Firing]:
     """Claim the due schedules and queue a run for each firing that runs; returns the firings
     handled by this call."""
-    moment = now or datetime.now(UTC)
+    at = now or datetime.now(UTC)
     say = log or (lambda message: None)
-    if due_count(store, moment) == 0:
+    if due_count(store, at) == 0:
         return []
     handled = []
-    for claim in claim_due(store, moment):
+    for claim in claim_due(store, at):
         if claim.enqueue:
             _enqueue(store, claim, say)
         else:
@@ -388,14 +389,14 @@ def _transact(store: Store, body: Callable[[Connection], T]) -> T:
 def _schedule(row: Any) -> Schedule:
     values = row._asdict()
     for key in ("created_at", "next_due_at"):
-        values[key] = aware(values[key])
+        values[key] = moment(values[key])
     return Schedule(**values)
 
 
 def _firing(row: Any) -> Firing:
     values = row._asdict()
     for key in ("due_at", "handled_at"):
-        values[key] = aware(values[key])
+        values[key] = moment(values[key])
     return Firing(**values)
 
 

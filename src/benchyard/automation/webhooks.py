@@ -36,8 +36,9 @@ from benchyard.automation.signing import DELIVERY_HEADER, EVENT_HEADER, SIGNATUR
 from benchyard.automation.webhook_config import MAX_TIMEOUT_SEC, WebhookConfig, WebhookUnusable
 from benchyard.backoff import exponential_delay
 from benchyard.store.database import EngineDatabase
+from benchyard.store.run_list import moment
 from benchyard.store.schema import webhook_deliveries, webhook_tries
-from benchyard.store.store import Store, aware
+from benchyard.store.store import Store
 
 if TYPE_CHECKING:
     import httpx
@@ -94,7 +95,7 @@ def emit(
 ) -> list[Delivery]:
     """Record a delivery of `event` for each webhook that wants it; `payload(web_url)` builds the
     event's fields with links into that webhook's web UI. Nothing is sent here."""
-    moment = now or datetime.now(UTC)
+    at = now or datetime.now(UTC)
     made = []
     for name, hook in sorted(webhooks.items()):
         if not hook.wants(event, benchmark):
@@ -104,7 +105,7 @@ def emit(
             "event": event,
             "delivery": delivery_id,
             "webhook": name,
-            "sent_at": moment.isoformat().replace("+00:00", "Z"),
+            "sent_at": at.isoformat().replace("+00:00", "Z"),
             **payload(hook.web_url.rstrip("/")),
         }
         text = json.dumps(secrets.scrub_value(body), ensure_ascii=False, indent=None)
@@ -117,8 +118,8 @@ def emit(
             "run_id": run_id,
             "state": "pending",
             "tries": 0,
-            "next_try_at": moment,
-            "created_at": moment,
+            "next_try_at": at,
+            "created_at": at,
         }
         with store.engine.begin() as connection:
             connection.execute(insert(d).values(**row))
@@ -359,7 +360,7 @@ def tries_of(store: Store, delivery_ids: list[str]) -> dict[str, list[Try]]:
     with store.engine.connect() as connection:
         for row in connection.execute(query):
             values = row._asdict()
-            values["at"] = aware(values["at"])
+            values["at"] = moment(values["at"])
             grouped.setdefault(row.delivery_id, []).append(Try(**values))
     return grouped
 
@@ -371,5 +372,5 @@ def _delivery(row: Any) -> Delivery:
 def _delivery_from(values: Mapping[str, Any]) -> Delivery:
     fields: dict[str, Any] = {name: values.get(name) for name in Delivery.__dataclass_fields__}
     for key in ("next_try_at", "created_at", "finished_at"):
-        fields[key] = aware(fields[key])
+        fields[key] = moment(fields[key])
     return Delivery(**fields)

@@ -41,10 +41,11 @@ from benchyard.store.figures import RunFigureTallies as RunFigureTallies
 from benchyard.store.figures import VerdictGroup as VerdictGroup
 from benchyard.store.records import AttemptRecord, CheckRecord, RunRecord
 from benchyard.store.run_list import QueueCounts as QueueCounts
+from benchyard.store.run_list import moment
 from benchyard.store.run_list import run_status_text as run_status_text
 from benchyard.store.schema import attempt_queue, attempts, check_results, runs
 from benchyard.store.search import matching
-from benchyard.store.store import Store, attempt_from_row, aware, checks_of, run_from_row
+from benchyard.store.store import Store, attempt_from_row, checks_of, run_from_row
 
 FlagKind = Literal["long", "flaky", "near_threshold", "hit_max_turns", "suspicious_patch"]
 SortKey = Literal["scenario", "category", "verdict", "score", "duration", "turns", "cost", "tokens"]
@@ -714,7 +715,7 @@ def open_attempts(store: Store, *, limit: int = 100) -> list[QueuedAttempt]:
     )
     with store.engine.connect() as connection:
         return [
-            QueuedAttempt(**{**row._asdict(), "lease_expires_at": aware(row.lease_expires_at)})
+            QueuedAttempt(**{**row._asdict(), "lease_expires_at": moment(row.lease_expires_at)})
             for row in connection.execute(query)
         ]
 
@@ -755,7 +756,7 @@ def workers(store: Store) -> list[WorkerClaims]:
             nodes.setdefault(str(worker), {})[str(node)] = int(count)
         return [
             WorkerClaims(
-                str(worker), node, pid, int(held), aware(lease), nodes.get(str(worker), {})
+                str(worker), node, pid, int(held), moment(lease), nodes.get(str(worker), {})
             )
             for worker, node, pid, held, lease in connection.execute(query)
         ]
@@ -796,5 +797,5 @@ def recorded_benchmarks(store: Store) -> list[RecordedBenchmark]:
     found: dict[str, RecordedBenchmark] = {}
     with store.engine.connect() as connection:
         for name, path, count, latest in connection.execute(query):
-            found.setdefault(name, RecordedBenchmark(name, path, int(count), aware(latest)))
+            found.setdefault(name, RecordedBenchmark(name, path, int(count), moment(latest)))
     return list(found.values())

@@ -12,8 +12,9 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, func, or_, select, update
 
 from benchyard.store import outputs as outputs_codec
+from benchyard.store.run_list import moment
 from benchyard.store.schema import attempts, runs
-from benchyard.store.store import Store, aware, without_nul
+from benchyard.store.store import Store, without_nul
 
 ACTIVE_STATUSES = ("queued", "running")
 _EVIDENCE = (attempts.c.outputs, attempts.c.trajectory, attempts.c.patch)
@@ -77,7 +78,7 @@ def _chosen_runs(store: Store, policy: GcPolicy) -> list[str]:
 
 
 def _started(row: Any) -> datetime:
-    started = aware(row.started_at)
+    started = moment(row.started_at)
     assert started is not None  # runs.started_at is NOT NULL
     return started
 

@@ -381,16 +381,9 @@ def _bytes(value: bytes | memoryview | None) -> bytes | None:
 
 def run_from_row(row: Row[Any]) -> RunRecord:
     values = {name: value for name, value in row._asdict().items() if name in RUN_COLUMNS}
-    values["started_at"] = aware(values["started_at"])
-    values["finished_at"] = aware(values["finished_at"])
+    values["started_at"] = moment(values["started_at"])
+    values["finished_at"] = moment(values["finished_at"])
     return RunRecord(**values)
-
-
-def aware(moment: datetime | None) -> datetime | None:
-    """SQLite hands back naive datetimes; everything benchyard writes is UTC."""
-    if moment is not None and moment.tzinfo is None:
-        return moment.replace(tzinfo=UTC)
-    return moment
 
 
 def _engine_file(engine: Engine | None) -> Path | None:
