@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from benchyard.runner.spend import SpendGate
 
 RERUN_VERDICTS = frozenset({"failed", "error", "timeout"})
+VERIFY_CONCURRENCY = 8  # scenarios `verify` grades at once, as a run's default lanes
 
 
 INLINE_AGENT_NAME = "command"  # an --agent-cmd agent's name unless --agent-name gives one
@@ -386,19 +387,24 @@ class VerifyOutcome:
     haystack: bool = False  # its long text was regenerated from its seed (and its sha256 held)
 
 
-def verify_benchmark(benchmark: Benchmark, sandbox: str | None = None) -> list[VerifyOutcome]:
+def verify_benchmark(
+    benchmark: Benchmark, sandbox: str | None = None, concurrency: int = VERIFY_CONCURRENCY
+) -> list[VerifyOutcome]:
     """Grade every scenario's reference with its own checks; a failing reference is a broken case.
     Coding scenarios go through both phases, their code run in `sandbox` (the run's default). A
     scenario's `derive` program must work its reference answer out again, and each of its
-    `decoys` (known-wrong answers) must fail its checks."""
+    `decoys` (known-wrong answers) must fail its checks. `concurrency` scenarios are verified at
+    once; the outcomes come in the benchmark's order."""
     from benchyard.runner.derive import Deriver
 
     settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
     with ChangeGrader(benchmark, settings) as grader, Deriver(benchmark, settings) as deriver:
-        return run_async(_verify_all(benchmark, grader, deriver))
+        return run_async(_verify_all(benchmark, grader, deriver, concurrency))
 
 
-def verify_benchmark_at(path: str, sandbox: str | None = None) -> VerifyOutput:
+def verify_benchmark_at(
+    path: str, sandbox: str | None = None, concurrency: int = VERIFY_CONCURRENCY
+) -> VerifyOutput:
     """`verify --format json`: every reference of the benchmark at `path` graded, or the
     benchmark's problems when it has some. A path that is no benchmark at all raises."""
     from benchyard.benchmarks.loader import load_benchmark
@@ -409,19 +415,22 @@ def verify_benchmark_at(path: str, sandbox: str | None = None) -> VerifyOutput:
         benchmark = load_benchmark(path)
     except BenchmarkInvalid as invalid:
         return verify_output(path, None, [], invalid.problems)
-    return verify_output(path, benchmark, verify_benchmark(benchmark, sandbox))
+    return verify_output(path, benchmark, verify_benchmark(benchmark, sandbox, concurrency))
 
 
 async def _verify_all(
-    benchmark: Benchmark, grader: ChangeGrader, deriver: Deriver
+    benchmark: Benchmark, grader: ChangeGrader, deriver: Deriver, concurrency: int
 ) -> list[VerifyOutcome]:
-    outcomes = []
-    for scenario in benchmark.scenarios:
-        outcome = await _verify_reference(scenario, grader)
-        if outcome.ok:
-            outcome = await _verify_more(scenario, grader, deriver, outcome)
-        outcomes.append(outcome)
-    return outcomes
+    lanes = asyncio.Semaphore(concurrency)
+
+    async def verify(scenario: Scenario) -> VerifyOutcome:
+        async with lanes:
+            outcome = await _verify_reference(scenario, grader)
+            if outcome.ok:
+                outcome = await _verify_more(scenario, grader, deriver, outcome)
+            return outcome
+
+    return list(await asyncio.gather(*(verify(scenario) for scenario in benchmark.scenarios)))
 
 
 async def _grade_answer(scenario: Scenario, grader: ChangeGrader) -> Grade:
