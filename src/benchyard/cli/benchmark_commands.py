@@ -103,21 +103,22 @@ def verify(
     format: ListFormatOption = "table",
     concurrency: Annotated[
         int | None,
-        typer.Option("--concurrency", "-j", min=1, help="Scenarios verified at once (default 8)."),
+        typer.Option(
+            "--concurrency", "-j", min=1, help="Scenarios verified at once (default: CPUs)."
+        ),
     ] = None,
 ) -> None:
     """Run every scenario's reference through its checks; report broken cases (exit 1 if any).
     Coding scenarios' references are graded in the sandbox, as an agent's change would be."""
     from benchyard.benchmarks.loader import load_benchmark
     from benchyard.report.render import plural
-    from benchyard.runner.api import VERIFY_CONCURRENCY, verify_benchmark, verify_benchmark_at
+    from benchyard.runner.api import verify_benchmark, verify_benchmark_at
 
     check_list_format(format)
-    lanes = concurrency or VERIFY_CONCURRENCY
     if format == "json":
         from benchyard.report.listing import dump_json
 
-        verified = verify_benchmark_at(benchmark, sandbox, lanes)
+        verified = verify_benchmark_at(benchmark, sandbox, concurrency)
         sys.stdout.write(dump_json(verified))
         if verified.problems:
             typer.echo(f"{plural(len(verified.problems), 'problem')} found", err=True)
@@ -125,7 +126,7 @@ def verify(
             raise typer.Exit(1)
         return
     loaded = load_benchmark(benchmark)
-    outcomes = verify_benchmark(loaded, sandbox, lanes)
+    outcomes = verify_benchmark(loaded, sandbox, concurrency)
     broken = [outcome for outcome in outcomes if not outcome.ok]
     for outcome in broken:
         typer.echo(f"broken: {outcome.scenario_id}: {outcome.reason}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from benchyard.runner.spend import SpendGate
 
 RERUN_VERDICTS = frozenset({"failed", "error", "timeout"})
-VERIFY_CONCURRENCY = 8  # scenarios `verify` grades at once, as a run's default lanes
 
 
 INLINE_AGENT_NAME = "command"  # an --agent-cmd agent's name unless --agent-name gives one
@@ -387,23 +387,32 @@ class VerifyOutcome:
     haystack: bool = False  # its long text was regenerated from its seed (and its sha256 held)
 
 
+def verify_lanes() -> int:
+    """How many scenarios `verify` grades at once by default: the CPUs this process may use.
+    Grading runs the benchmark's own code, and a reference must beat its time limit (a decoy
+    often runs into it on purpose): more at once would starve the references of CPU."""
+    if hasattr(os, "sched_getaffinity"):  # Linux: the CPUs this process may run on
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
 def verify_benchmark(
-    benchmark: Benchmark, sandbox: str | None = None, concurrency: int = VERIFY_CONCURRENCY
+    benchmark: Benchmark, sandbox: str | None = None, concurrency: int | None = None
 ) -> list[VerifyOutcome]:
     """Grade every scenario's reference with its own checks; a failing reference is a broken case.
     Coding scenarios go through both phases, their code run in `sandbox` (the run's default). A
     scenario's `derive` program must work its reference answer out again, and each of its
-    `decoys` (known-wrong answers) must fail its checks. `concurrency` scenarios are verified at
-    once; the outcomes come in the benchmark's order."""
+    `decoys` (known-wrong answers) must fail its checks. `concurrency` scenarios (verify_lanes by
+    default) are verified at once; the outcomes come in the benchmark's order."""
     from benchyard.runner.derive import Deriver
 
     settings = RunSettings(sandbox=sandbox) if sandbox else RunSettings()
     with ChangeGrader(benchmark, settings) as grader, Deriver(benchmark, settings) as deriver:
-        return run_async(_verify_all(benchmark, grader, deriver, concurrency))
+        return run_async(_verify_all(benchmark, grader, deriver, concurrency or verify_lanes()))
 
 
 def verify_benchmark_at(
-    path: str, sandbox: str | None = None, concurrency: int = VERIFY_CONCURRENCY
+    path: str, sandbox: str | None = None, concurrency: int | None = None
 ) -> VerifyOutput:
     """`verify --format json`: every reference of the benchmark at `path` graded, or the
     benchmark's problems when it has some. A path that is no benchmark at all raises."""

@@ -1,5 +1,5 @@
-"""`verify` grades a benchmark's scenarios at once, up to its concurrency (`-j`, 8 by default), as
-a run grades its attempts; its outcomes still come in the benchmark's order."""
+"""`verify` grades a benchmark's scenarios at once, up to its concurrency (`-j`; by default the
+CPUs it may use), as a run grades its attempts; its outcomes still come in the benchmark's order."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_scenarios_are_verified_at_once_and_listed_in_order(tmp_path: Path) -> N
     broken = {**scenario("broken", "3"), "checks": [{"type": "equals", "value": "4"}]}
     bench = write_benchmark(tmp_path / "bench", [broken, *meeting, scenario("plain", "5")])
 
-    outcomes = verify_benchmark(load_benchmark(str(bench)), "none")
+    outcomes = verify_benchmark(load_benchmark(str(bench)), "none", concurrency=4)
 
     assert [(o.scenario_id, o.ok) for o in outcomes] == [
         ("broken", False),
