@@ -430,16 +430,20 @@ def verify_benchmark_at(
 async def _verify_all(
     benchmark: Benchmark, grader: ChangeGrader, deriver: Deriver, concurrency: int
 ) -> list[VerifyOutcome]:
-    lanes = asyncio.Semaphore(concurrency)
+    # `concurrency` lanes take the scenarios from one iterator in turn, so that no more than that
+    # many are loaded at once (scenarios are read lazily); each outcome lands at its index.
+    found: dict[int, VerifyOutcome] = {}
+    queue = enumerate(benchmark.scenarios)
 
-    async def verify(scenario: Scenario) -> VerifyOutcome:
-        async with lanes:
+    async def lane() -> None:
+        for index, scenario in queue:
             outcome = await _verify_reference(scenario, grader)
             if outcome.ok:
                 outcome = await _verify_more(scenario, grader, deriver, outcome)
-            return outcome
+            found[index] = outcome
 
-    return list(await asyncio.gather(*(verify(scenario) for scenario in benchmark.scenarios)))
+    await asyncio.gather(*(lane() for _ in range(concurrency)))
+    return [found[index] for index in range(len(found))]
 
 
 async def _grade_answer(scenario: Scenario, grader: ChangeGrader) -> Grade:
