@@ -31,8 +31,10 @@ POSTGRES_URL = os.environ.get("BENCHYARD_POSTGRES_URL", "postgresql://root@127.0
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Against PostgreSQL, only the tests whose store is the suite's: those that take `db_url` (or a
-    fixture built on it) or are marked `store_half`. The others run the same code whatever the
-    store, and have already run in the SQLite half of `make test`; pytest counts them deselected."""
+    fixture built on it) or are marked `store_half`, less those marked `store_in_passing` (they
+    record a run and read it back as other tests of the half do; their subject is something else).
+    The others run the same code whatever the store, and have already run in the SQLite half of
+    `make test`; pytest counts them deselected."""
     if TEST_DB == "sqlite":
         return
     kept: list[pytest.Item] = []
@@ -45,8 +47,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def depends_on_the_store(item: pytest.Item) -> bool:
-    fixtures = getattr(item, "fixturenames", ())
-    return "db_url" in fixtures or item.get_closest_marker("store_half") is not None
+    """The closer of the two marks decides (a test's own over its module's), else `db_url`."""
+    for marker in item.iter_markers():
+        if marker.name in ("store_half", "store_in_passing"):
+            return marker.name == "store_half"
+    return "db_url" in getattr(item, "fixturenames", ())
 
 
 @pytest.fixture(autouse=True)

@@ -34,6 +34,7 @@ from tests.support import Cli, write_benchmark
 
 pytestmark = [
     pytest.mark.slow,
+    pytest.mark.store_in_passing,  # the agents' CLIs through their presets; the store only records
     pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
 ]
 

@@ -20,7 +20,10 @@ from benchyard.store.records import AttemptRecord
 from benchyard.store.store import Store
 from tests.support import Cli, scenario, write_benchmark
 
-pytestmark = pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+pytestmark = [
+    pytest.mark.store_in_passing,  # the bridge; the store only records the run's calls
+    pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap"),
+]
 
 REAL_KEY = "sk-real-provider-key-7f3a9c"
 KEY_VARIABLE = "BENCHYARD_TEST_BRIDGE_KEY"

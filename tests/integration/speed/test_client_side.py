@@ -11,6 +11,7 @@ import socket
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from benchyard.speed.api import resolve_speed_agent
@@ -19,6 +20,8 @@ from benchyard.speed.models import Sample, SpeedOptions
 from benchyard.speed.plausibility import stalled
 from tests.integration.speed.conftest import FEW, WORDS, Measure, StartFake, project
 from tests.support import Cli
+
+pytestmark = pytest.mark.store_in_passing  # the client's own figures; the store only records them
 
 STALL_SEC = 0.8
 

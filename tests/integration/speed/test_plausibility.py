@@ -5,9 +5,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from benchyard.speed.records import load_samples
 from benchyard.store.store import Store
 from tests.integration.speed.conftest import WORDS, Measure, StartFake
+
+# The rules; the store only records the samples they read. The tokenizer's count is a column of
+# its own: that test is kept in the PostgreSQL half.
+pytestmark = pytest.mark.store_in_passing
 
 GB = 1_000_000_000
 
@@ -148,6 +154,7 @@ def test_a_blob_claimed_as_one_token_is_out_of_bounds(
     assert found and "fewer reply tokens" in found[0].message
 
 
+@pytest.mark.store_half
 def test_the_server_s_own_tokenizer_checks_usage_more_tightly(
     fake_llm: StartFake, measure: Measure, store: Store
 ) -> None:
