@@ -51,8 +51,8 @@ _CHECKS_OF_RUN = (
 class Store:
     """A store opened either through `sqlite3` (`sqlite`: a plain SQLite file at the head
     revision, whose `engine` is made only when a reader still written with SQLAlchemy asks for
-    it) or through a SQLAlchemy engine (PostgreSQL, and a SQLite store that had to be created or
-    migrated first)."""
+    it, as after `open` created or migrated one) or through a SQLAlchemy engine (PostgreSQL, a
+    SQLite URL that is not a plain file)."""
 
     def __init__(
         self, url: str, *, engine: Engine | None = None, sqlite: SqliteDatabase | None = None
@@ -69,12 +69,30 @@ class Store:
 
     @classmethod
     def open(cls, url: str) -> Store:
-        sqlite = SqliteDatabase.open_at_head(url)
-        if sqlite is not None:
-            store = cls(url, sqlite=sqlite)
-            sqlite.before_transaction = store.check_still_there
+        at_head = cls._open_sqlite(url)
+        if at_head is not None:
+            return at_head
+        store = cls._open_engine(url)
+        if store.opened is None:
             return store
-        return cls._open_engine(url)
+        # A SQLite store just created or migrated is at the head revision now: through sqlite3
+        # from here on, as at its next opening (a run's writes through SQLAlchemy cost a quarter
+        # more CPU, and memory that grows with its attempts).
+        migrated = cls._open_sqlite(url)
+        if migrated is None:
+            return store
+        store.close()
+        return migrated
+
+    @classmethod
+    def _open_sqlite(cls, url: str) -> Store | None:
+        """The store through sqlite3 when it is a plain SQLite file at the head revision."""
+        sqlite = SqliteDatabase.open_at_head(url)
+        if sqlite is None:
+            return None
+        store = cls(url, sqlite=sqlite)
+        sqlite.before_transaction = store.check_still_there
+        return store
 
     @classmethod
     def _open_engine(cls, url: str) -> Store:

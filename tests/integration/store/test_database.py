@@ -200,3 +200,24 @@ def test_a_transaction_that_fails_writes_nothing_and_the_next_one_runs(tmp_path:
     assert [(run.id, run.status) for run in engine.list_runs()] == [("r2", "finished")]
     lite.close()
     engine.close()
+
+
+def test_a_store_it_had_to_create_is_written_through_sqlite3_from_its_first_opening(
+    tmp_path: Path,
+) -> None:
+    """Created (migrated) through SQLAlchemy, a SQLite file is at the head revision: the Store that
+    `open` returns writes it through sqlite3 already, as at its next opening. A SQLite URL that is
+    not a plain file (in memory) stays with the engine."""
+    created = Store.open(f"sqlite:///{tmp_path / 'new.db'}")
+    assert isinstance(created.database, SqliteDatabase)
+    created.create_run(_run("r1"))
+    created.record_attempts([_attempt("r1")])
+    created.close()
+
+    again = Store.open(f"sqlite:///{tmp_path / 'new.db'}")
+    assert [a.scenario_id for a in again.attempts("r1")] == [_attempt("r1").scenario_id]
+    again.close()
+
+    in_memory = Store.open("sqlite://")
+    assert isinstance(in_memory.database, EngineDatabase)
+    in_memory.close()
