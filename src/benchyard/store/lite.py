@@ -4,9 +4,9 @@ and what opening a store needs before SQLAlchemy: the store's URL and the schema
 
 A read query is written once, as SQL text that both drivers run through a `Reader`: `SqliteReader`
 here, for a plain `sqlite:///PATH` file already at the head revision; `EngineReader`, a SQLAlchemy
-connection, for PostgreSQL and while `Store.open` creates or migrates a SQLite store (which it then
-opens again here) (`open_at_head` says which). Values come back as each driver hands them: `listing.py` reads both
-(SQLite's datetimes and JSON as text, its booleans as integers)."""
+connection, for PostgreSQL and while `Store.open` creates or migrates a SQLite store, which it then
+opens again here (`open_at_head` says which). Values come back as each driver hands them:
+`listing.py` reads both (SQLite's datetimes and JSON as text, its booleans as integers)."""
 
 from __future__ import annotations
 
