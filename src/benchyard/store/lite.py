@@ -6,7 +6,7 @@ A read query is written once, as SQL text that both drivers run through a `Reade
 here, for a plain `sqlite:///PATH` file already at the head revision; `EngineReader`, a SQLAlchemy
 connection, for PostgreSQL and while `Store.open` creates or migrates a SQLite store, which it then
 opens again here (`open_at_head` says which). Values come back as each driver hands them:
-`listing.py` reads both (SQLite's datetimes and JSON as text, its booleans as integers)."""
+`run_list.py` reads both (SQLite's datetimes and JSON as text, its booleans as integers)."""
 
 from __future__ import annotations
 
