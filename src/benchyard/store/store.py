@@ -76,8 +76,8 @@ class Store:
         if store.opened is None:
             return store
         # A SQLite store just created or migrated is at the head revision now: through sqlite3
-        # from here on, as at its next opening (a run's writes through SQLAlchemy cost a quarter
-        # more CPU, and memory that grows with its attempts).
+        # from here on, as at its next opening (a run's writes through SQLAlchemy cost a third
+        # more CPU, and memory that grows with its attempts: docs/harness-cost.md).
         migrated = cls._open_sqlite(url)
         if migrated is None:
             return store
