@@ -11,30 +11,31 @@ What the command sees and may do:
 - no network (a private loopback only) unless the scenario asks for it; its own pid, IPC and UTS
   namespaces;
 - never host root. When benchyard runs as root, bwrap itself runs privileged (so that it can bind
-  whatever the allow-list names) without a user namespace, and the shell that starts the command
-  drops to the unprivileged sandbox user (sandbox/identity.py: uid 65534 by default) with
-  `setpriv`, clearing groups, capabilities and the bounding set and setting no_new_privs, before
+  whatever the allow-list names) without a user namespace, and the command is started through
+  `setpriv`, which drops to the unprivileged sandbox user (sandbox/identity.py: uid 65534 by
+  default), clearing groups, capabilities and the bounding set and setting no_new_privs, before
   anything of the command runs. When benchyard is a normal user, bwrap runs unprivileged in a
   user namespace of its own (uid 1000 inside, benchyard's uid outside), without capabilities and
   without further user namespaces;
 - limits: memory and process count in a cgroup of its own (binding root too), else RLIMIT_AS and
   RLIMIT_NPROC; the files the workdir and io dir already hold in RAM are taken from the memory
-  limit (sandbox/workdir_memory.py); CPU time per process with RLIMIT_CPU; output capped by the reader; the wall-clock
-  deadline kills bwrap, whose death takes the whole pid namespace with it.
+  limit (sandbox/workdir_memory.py); CPU time per process with RLIMIT_CPU; output capped by the
+  reader; the wall-clock deadline kills bwrap, whose death takes the whole pid namespace with it.
+  bwrap starts held: the harness puts the sandbox's first process in the cgroup and sets its
+  rlimits before bwrap runs anything of the command (sandbox/held_start.py).
 
 A command that bwrap could not start (a bad mount, no user namespaces) is told apart from one that
-failed by a marker the shell inside writes just before it runs the command.
+failed by bwrap's own status, which reports the command's exit only when it started the command.
 
 `/bin/sh -c COMMAND` where COMMAND is plain words (no expansion, redirection, operator, glob,
-assignment or shell keyword or builtin: see without_shell) runs as those words, exec'd by the
-shell inside: one shell fewer per command, with the same outcome.
+assignment or shell keyword or builtin: see without_shell) runs as those words: one shell fewer
+per command, with the same outcome.
 """
 
 from __future__ import annotations
 
 import asyncio
 import atexit
-import contextlib
 import functools
 import os
 import re
@@ -48,6 +49,7 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.sandbox.allowlist import HostPaths
 from benchyard.sandbox.base import SandboxUnavailable, installed
 from benchyard.sandbox.cgroups import Cgroup, CgroupPool
+from benchyard.sandbox.held_start import HeldStart
 from benchyard.sandbox.hostview import (
     SYSTEM_ROOTS,
     parent_dirs_args,
@@ -55,7 +57,7 @@ from benchyard.sandbox.hostview import (
     system_view_args,
 )
 from benchyard.sandbox.identity import SandboxUser, sandbox_user
-from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, ulimit_lines
+from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, process_rlimits
 from benchyard.sandbox.process import ProcessOutcome, run_command
 from benchyard.sandbox.workdir_memory import describe_hit, limits_left
 
@@ -67,14 +69,16 @@ PROVIDED = frozenset(("/", "/var", "/dev", "/proc", "/sys", *(path for path, _ i
 KERNEL_DIRS = ("/dev", "/proc", "/sys")  # the sandbox's own: never bound from the host
 SYSTEM_PATHS = tuple(map(Path, SYSTEM_ROOTS))  # shown whole: sealed paths inside are covered
 DNS_DIRS = ("/run/systemd/resolve", "/run/resolvconf")  # resolv.conf targets, for the network
-# What the shell keeps of root's powers until it drops them: changing uid, gid and the bounding set.
+# What bwrap leaves the command's first program (setpriv) of root's powers, for it to drop them:
+# changing uid, gid and the bounding set.
 DROP_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 SETPRIV = "/usr/bin/setpriv"
 PROBE_TIMEOUT_SEC = 10.0
 STDERR_TAIL_CHARS = 300
-# bwrap's own processes in the command's cgroup (its monitor and the namespace's init), allowed on
-# top of the scenario's process limit.
-BWRAP_PROCESSES = 2
+# bwrap's own process in the command's cgroup (the namespace's init; its monitor stays outside, to
+# report the command's exit whatever the limits kill), allowed on top of the scenario's process
+# limit.
+BWRAP_PROCESSES = 1
 # A word the shell takes as it is, once its quotes are gone: unquoted characters that nothing
 # expands, single-quoted text, double-quoted text without $, `, \ or !.
 _PLAIN_WORD = r"""(?:[A-Za-z0-9_@%+=:,./-]|'[^']*'|"[^"$`\\!]*")+"""
@@ -128,8 +132,7 @@ class BubblewrapSandbox:
 
     def probe(self) -> None:
         """Start one empty sandbox, so that a machine where bwrap cannot work says so up front."""
-        argv = [*self._namespace_args(), *self.system, *self.shown]
-        argv += ["--", *self._inner_shell(None, limited=False)]
+        argv = [*self._namespace_args(), *self.system, *self.shown, "--", *self._drop_root()]
         try:
             done = subprocess.run(
                 [*argv, "/bin/true"],
@@ -163,25 +166,24 @@ class BubblewrapSandbox:
         argv = without_shell(argv)
         limits, held_mb = limits_left(self.request.limits, workdir, io_dir)
         cgroup = await self._new_cgroup(limits)
-        ready_read, ready_write = os.pipe()
+        unlimited = cgroup is None
+        rlimits = process_rlimits(limits, address_space=unlimited, process_count=unlimited)
+        held = HeldStart(cgroup, rlimits, start_timeout_sec=timeout_sec)
         try:
-            command = [
-                *_enter_cgroup(cgroup),
-                *self._bwrap_args(workdir, io_dir),
-                *self._inner_shell(ready_write, limited=cgroup is not None),
-                *argv,
-            ]
+            command = [*self._bwrap_args(workdir, io_dir, held), *self._drop_root(), *argv]
             outcome = await run_command(
                 command,
                 cwd=workdir,
                 env=env,
                 timeout_sec=timeout_sec,
                 output_cap_bytes=output_cap_bytes,
-                pass_fds=(ready_write,),
+                pass_fds=held.child_fds,
+                on_start=held.release,
             )
+            # Killed at the deadline, bwrap reports nothing; the sandbox had long started then.
+            started = held.failure is None and (outcome.timed_out or held.command_started())
         finally:
-            os.close(ready_write)
-            started = _marker_written(ready_read)
+            held.close()
             limit_hit = cgroup.limit_hit() if cgroup else None
             if cgroup:
                 await cgroup.kill_and_remove_async()
@@ -189,7 +191,7 @@ class BubblewrapSandbox:
             tail = outcome.stderr.decode("utf-8", errors="replace").strip()[-STDERR_TAIL_CHARS:]
             raise AttemptFailure(
                 FailureKind.SANDBOX_START,
-                f"bwrap could not start the sandbox: {tail or 'no reason given'}",
+                f"bwrap could not start the sandbox: {held.failure or tail or 'no reason given'}",
             )
         outcome.limit_hit = describe_hit(limit_hit, self.request.limits, held_mb)
         return outcome
@@ -228,9 +230,10 @@ class BubblewrapSandbox:
             args += ["--share-net"]
         return args
 
-    def _bwrap_args(self, workdir: Path, io_dir: Path) -> list[str]:
+    def _bwrap_args(self, workdir: Path, io_dir: Path, held: HeldStart) -> list[str]:
         size = str(self.request.limits.memory_mb * 1024 * 1024)
-        args = [*self._namespace_args(), *self.system, "--dev", "/dev", "--proc", "/proc"]
+        args = [*self._namespace_args(), *held.bwrap_args(), *self.system]
+        args += ["--dev", "/dev", "--proc", "/proc"]
         for private, mode in TMPFS_DIRS:
             args += ["--perms", mode, "--size", size, "--tmpfs", private]
         args += self.shown  # after the private directories: an agent's script may be in /tmp
@@ -243,21 +246,9 @@ class BubblewrapSandbox:
             args += ["--bind", str(writable), str(writable)]
         return [*args, "--remount-ro", "/", "--chdir", str(workdir), "--"]
 
-    def _inner_shell(self, ready_fd: int | None, *, limited: bool) -> list[str]:
-        """`sh -c` that sets the per-process limits (also memory and processes unless a cgroup
-        holds the sandbox: `limited`), writes the started marker, drops to the sandbox user
-        (benchyard as root) and becomes the command."""
-        lines = ["set -e"]
-        lines += ulimit_lines(
-            self.request.limits, address_space=not limited, process_count=not limited
-        )
-        if ready_fd is not None:
-            lines.append(f"printf x > /proc/self/fd/{ready_fd}")
-        lines.append(f'exec {" ".join(self._drop_root())} "$@"')
-        return ["/bin/sh", "-c", "\n".join(lines), "sh"]
-
     def _drop_root(self) -> list[str]:
-        """The command that runs the rest as the sandbox user; none when benchyard is not root."""
+        """The program that runs the command as the sandbox user; none when benchyard is not
+        root (bwrap's user namespace makes it the sandbox user)."""
         if self.user.is_benchyard:
             return []
         return [
@@ -318,31 +309,10 @@ def _program_words(command: str) -> tuple[str, ...] | None:
     return tuple(words)
 
 
-def _enter_cgroup(cgroup: Cgroup | None) -> list[str]:
-    """A shell, outside the sandbox, that moves itself into the command's cgroup (writing 0 moves
-    the writer) and becomes bwrap: everything bwrap starts is born inside the cgroup, and the
-    sandbox has no cgroup file at all (bound in, each would be one more mount, and every mount
-    slows every sandbox starting at the same time)."""
-    if cgroup is None:
-        return []
-    lines = ["set -e", *(f"echo 0 > {shlex.quote(str(path))}" for path in cgroup.procs_files)]
-    return ["/bin/sh", "-c", "\n".join([*lines, 'exec "$@"']), "sh"]
-
-
 def _remove_abandoned(making: asyncio.Future[Cgroup]) -> None:
     """Remove a cgroup made for an attempt cancelled meanwhile: nothing ever ran in it."""
     if not making.cancelled() and making.exception() is None:
         making.result().kill_and_remove()
-
-
-def _marker_written(ready_read: int) -> bool:
-    try:
-        os.set_blocking(ready_read, False)
-        with contextlib.suppress(BlockingIOError):
-            return os.read(ready_read, 1) == b"x"
-        return False
-    finally:
-        os.close(ready_read)
 
 
 @functools.cache

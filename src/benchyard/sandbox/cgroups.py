@@ -37,9 +37,10 @@ class Cgroup:
     dirs: tuple[Path, ...]
     limits: ResourceLimits
 
-    @property
-    def procs_files(self) -> list[Path]:
-        return [directory / "cgroup.procs" for directory in self.dirs]
+    def add(self, pid: int) -> None:
+        """Move process `pid` into the cgroup; what it forks from then on is born inside."""
+        for directory in self.dirs:
+            _write(directory / "cgroup.procs", str(pid))
 
     def limit_hit(self) -> str | None:
         """The limit the command ran into: the memory limit (a process was OOM-killed), else the

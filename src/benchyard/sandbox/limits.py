@@ -1,9 +1,10 @@
-"""What one scenario asks of its sandbox (image, network, resource limits), and the shell lines
-that set the per-process limits inside a sandbox."""
+"""What one scenario asks of its sandbox (image, network, resource limits), and the per-process
+limits (rlimits) that carry them out where a sandbox has no cgroup for them."""
 
 from __future__ import annotations
 
 import math
+import resource
 from dataclasses import dataclass, field
 
 from benchyard.sandbox.network import Egress
@@ -37,18 +38,18 @@ class SandboxRequest:
     limits: ResourceLimits = field(default_factory=ResourceLimits)
 
 
-def ulimit_lines(limits: ResourceLimits, *, address_space: bool, process_count: bool) -> list[str]:
-    """`ulimit` commands for a POSIX shell: CPU time, and what no cgroup enforces: the address
-    space (for `memory_mb`) and the process count. RLIMIT_NPROC counts every process of the user,
-    in every sandbox at once, so it stands in for a cgroup only where there is none. `-u` is bash's
-    and busybox's flag, `-p` dash's."""
-    lines = []
+def process_rlimits(
+    limits: ResourceLimits, *, address_space: bool, process_count: bool
+) -> list[tuple[int, int]]:
+    """(resource, value) pairs, soft and hard limit alike, for the sandbox's first process: CPU
+    time, and what no cgroup enforces: the address space (for `memory_mb`) and the process count.
+    RLIMIT_NPROC counts every process of the user, in every sandbox at once, so it stands in for a
+    cgroup only where there is none."""
+    found = []
     if limits.cpu_sec is not None:
-        lines.append(f"ulimit -t {math.ceil(limits.cpu_sec)}")
+        found.append((resource.RLIMIT_CPU, math.ceil(limits.cpu_sec)))
     if address_space:
-        lines.append(f"ulimit -v {limits.memory_mb * 1024}")
+        found.append((resource.RLIMIT_AS, limits.memory_mb * 1024 * 1024))
     if process_count:
-        lines.append(
-            f"ulimit -u {limits.max_processes} 2>/dev/null || ulimit -p {limits.max_processes}"
-        )
-    return lines
+        found.append((resource.RLIMIT_NPROC, limits.max_processes))
+    return found

@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -86,10 +87,13 @@ async def run_command(
     timeout_sec: float,
     output_cap_bytes: int,
     pass_fds: tuple[int, ...] = (),
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None = None,
 ) -> ProcessOutcome:
     """Run `argv` in its own session; at the deadline (or on cancellation) kill its whole tree.
-    `pass_fds` stay open in the child under the same numbers."""
-    process = await _spawn(argv, cwd=cwd, env=env, pass_fds=pass_fds)
+    `pass_fds` stay open in the child under the same numbers; `on_start` is called with the
+    process as soon as it has started, in the thread that started it (the deadline counts from
+    its return)."""
+    process = await _spawn(argv, cwd=cwd, env=env, pass_fds=pass_fds, on_start=on_start)
     try:
         return await _supervise(process, timeout_sec, output_cap_bytes)
     finally:
@@ -141,14 +145,19 @@ async def _supervise(
 
 
 async def _spawn(
-    argv: list[str], *, cwd: Path, env: dict[str, str], pass_fds: tuple[int, ...]
+    argv: list[str],
+    *,
+    cwd: Path,
+    env: dict[str, str],
+    pass_fds: tuple[int, ...],
+    on_start: Callable[[subprocess.Popen[bytes]], None] | None,
 ) -> subprocess.Popen[bytes]:
     """Start `argv` from a worker thread. Popen returns only once the child has exec'd, which
     takes milliseconds on a loaded machine: in the event loop, every start would hold up every
     other attempt, and a run of many short or concurrent attempts would start them one by one."""
-    starting = asyncio.ensure_future(
-        asyncio.to_thread(
-            subprocess.Popen,
+
+    def start() -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(
             argv,
             cwd=cwd,
             env=env,
@@ -158,7 +167,15 @@ async def _spawn(
             start_new_session=True,
             pass_fds=pass_fds,
         )
-    )
+        if on_start is not None:
+            try:
+                on_start(process)
+            except BaseException:
+                _kill_and_reap(process)
+                raise
+        return process
+
+    starting = asyncio.ensure_future(asyncio.to_thread(start))
     try:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
@@ -173,9 +190,12 @@ async def _spawn(
 def _abandon(starting: asyncio.Future[subprocess.Popen[bytes]]) -> None:
     """Kill the tree of a process whose start was cancelled, once it has started; reap it, and
     drain its pipes, off the loop."""
-    if starting.cancelled() or starting.exception() is not None:
-        return
-    process = starting.result()
+    if not starting.cancelled() and starting.exception() is None:
+        _kill_and_reap(starting.result())
+
+
+def _kill_and_reap(process: subprocess.Popen[bytes]) -> None:
+    """Kill the tree of a process nobody will supervise; reap it, and drain its pipes, in a thread."""
     kill_tree(process.pid)
     threading.Thread(target=process.communicate, daemon=True).start()
 

@@ -1,8 +1,9 @@
 """What a scenario asks of its sandbox, and what a sandbox is given: merged limits, the agent's
-named files, the allow-list of host paths, the system view, the shell limits."""
+named files, the allow-list of host paths, the system view, the per-process limits."""
 
 from __future__ import annotations
 
+import resource
 from pathlib import Path
 
 from benchyard.agents.command import named_paths
@@ -10,7 +11,7 @@ from benchyard.benchmarks.loader import load_benchmark
 from benchyard.runner.isolation import request_for
 from benchyard.sandbox.allowlist import host_paths
 from benchyard.sandbox.hostview import system_view_args
-from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, ulimit_lines
+from benchyard.sandbox.limits import ResourceLimits, SandboxRequest, process_rlimits
 from tests.support import scenario, write_benchmark
 
 
@@ -98,12 +99,12 @@ def test_the_system_view_is_an_allow_list() -> None:
     assert len(bound) < 30
 
 
-def test_shell_limits() -> None:
+def test_process_limits() -> None:
     limits = ResourceLimits(memory_mb=100, max_processes=7, cpu_sec=1.2)
-    assert ulimit_lines(limits, address_space=True, process_count=True) == [
-        "ulimit -t 2",
-        "ulimit -v 102400",
-        "ulimit -u 7 2>/dev/null || ulimit -p 7",
+    assert process_rlimits(limits, address_space=True, process_count=True) == [
+        (resource.RLIMIT_CPU, 2),
+        (resource.RLIMIT_AS, 100 * 1024 * 1024),
+        (resource.RLIMIT_NPROC, 7),
     ]
     # with a cgroup: RLIMIT_NPROC would count the sandbox user's processes in every sandbox
-    assert ulimit_lines(ResourceLimits(), address_space=False, process_count=False) == []
+    assert process_rlimits(ResourceLimits(), address_space=False, process_count=False) == []

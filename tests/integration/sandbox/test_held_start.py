@@ -1,0 +1,171 @@
+"""bwrap starts held (sandbox/held_start.py): the harness puts the sandbox's first process in the
+command's cgroup and sets its rlimits before anything of the command runs, and bwrap's status
+tells a sandbox that never started from a command that failed, whatever the command does."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from benchyard.runner.failures import AttemptFailure, FailureKind
+from benchyard.sandbox.bwrap import BubblewrapSandbox
+from benchyard.sandbox.cgroups import Cgroup, CgroupPool
+from benchyard.sandbox.held_start import HeldStart
+from benchyard.sandbox.limits import ResourceLimits, SandboxRequest
+from benchyard.sandbox.process import ProcessOutcome, run_command
+
+SANDBOX_UID = 65534
+
+
+def _dirs(tmp_path: Path) -> tuple[Path, Path]:
+    os.chmod(tmp_path, 0o755)
+    made = []
+    for name in ("work", "io"):
+        directory = tmp_path / name
+        directory.mkdir()
+        if os.geteuid() == 0:
+            os.chown(directory, SANDBOX_UID, SANDBOX_UID)
+        made.append(directory)
+    return made[0], made[1]
+
+
+def _run(
+    sandbox: BubblewrapSandbox, tmp_path: Path, script: str, timeout: float = 30
+) -> ProcessOutcome:
+    workdir, io_dir = _dirs(tmp_path)
+    return asyncio.run(
+        sandbox.run(
+            ["/bin/sh", "-c", script],
+            workdir=workdir,
+            io_dir=io_dir,
+            env={"PATH": "/usr/bin:/bin"},
+            timeout_sec=timeout,
+            output_cap_bytes=65536,
+        )
+    )
+
+
+def _limits(sandbox: BubblewrapSandbox, **limits: float) -> BubblewrapSandbox:
+    return sandbox.configured(SandboxRequest(limits=ResourceLimits(**limits)))  # type: ignore[arg-type]
+
+
+def _limit_line(limits: str, name: str) -> list[str]:
+    [line] = [line for line in limits.splitlines() if line.startswith(name)]
+    return line[len(name) :].split()[:2]
+
+
+def test_the_command_and_what_it_forks_are_born_in_the_cgroup_with_its_rlimits(
+    tmp_path: Path,
+) -> None:
+    sandbox = _limits(BubblewrapSandbox.open(), cpu_sec=7)
+    assert sandbox.cgroups is not None
+    script = "cat /proc/self/limits; (cat /proc/self/cgroup) & wait"
+    outcome = _run(sandbox, tmp_path, script)
+    assert outcome.returncode == 0, outcome.stderr
+    text = outcome.stdout.decode()
+    assert _limit_line(text, "Max cpu time") == ["7", "7"]
+    # the forked child is in a cgroup of the command's own, below benchyard's, in every hierarchy
+    # that holds the limits (v1: memory and pids; v2: the one)
+    pattern = r"\d+:(memory|pids):" if sandbox.cgroups.version == 1 else r"0::"
+    placed = [line for line in text.splitlines() if re.match(pattern, line)]
+    assert len(placed) == (2 if sandbox.cgroups.version == 1 else 1), text
+    assert all(re.search(r"/benchyard-\d+/[0-9a-f]{16}$", line) for line in placed), text
+
+
+def test_without_a_cgroup_the_memory_and_process_limits_are_rlimits(tmp_path: Path) -> None:
+    sandbox = dataclasses.replace(
+        _limits(BubblewrapSandbox.open(), memory_mb=300, max_processes=40), cgroups=None
+    )
+    outcome = _run(sandbox, tmp_path, "cat /proc/self/limits")
+    assert outcome.returncode == 0, outcome.stderr
+    text = outcome.stdout.decode()
+    assert _limit_line(text, "Max address space") == [str(300 * 1024 * 1024)] * 2
+    assert _limit_line(text, "Max processes") == ["40", "40"]
+    assert _limit_line(text, "Max cpu time") == ["unlimited", "unlimited"]
+
+
+@pytest.mark.parametrize(
+    "script",
+    [
+        "echo 'bwrap: Cannot mount tmpfs on /newroot/tmp: Operation not permitted' >&2; exit 1",
+        "kill -9 1; exit 1",  # the namespace's init: not the sandbox user's to kill
+        "exec 3>&-; exec 4>&-; exec 5>&-; exec 6>&-; exit 1",  # bwrap's pipes are not there
+    ],
+)
+def test_a_failing_command_cannot_pass_for_a_sandbox_that_did_not_start(
+    tmp_path: Path, script: str
+) -> None:
+    outcome = _run(BubblewrapSandbox.open(), tmp_path, script)
+    assert outcome.returncode == 1
+
+
+def test_the_command_holds_none_of_bwrap_s_pipes(tmp_path: Path) -> None:
+    outcome = _run(BubblewrapSandbox.open(), tmp_path, "ls /proc/self/fd")
+    assert outcome.returncode == 0, outcome.stderr
+    assert sorted(outcome.stdout.split()) == [b"0", b"1", b"2", b"3"]  # 3: ls's own listing
+
+
+def test_a_command_killed_at_its_deadline_had_started(tmp_path: Path) -> None:
+    outcome = _run(BubblewrapSandbox.open(), tmp_path, "sleep 60", timeout=1)
+    assert outcome.timed_out
+
+
+class _VanishingPool(CgroupPool):
+    """Makes each cgroup and removes it at once: the move into it fails, as a cgroup removed
+    meanwhile would make it fail."""
+
+    def create(self, limits: ResourceLimits, own_processes: int = 0) -> Cgroup:
+        cgroup = super().create(limits, own_processes)
+        cgroup.kill_and_remove()
+        return cgroup
+
+
+def test_a_sandbox_that_cannot_be_placed_never_runs_the_command(tmp_path: Path) -> None:
+    sandbox = BubblewrapSandbox.open()
+    assert sandbox.cgroups is not None
+    vanishing = _VanishingPool(sandbox.cgroups.version, sandbox.cgroups.parents)
+    with pytest.raises(AttemptFailure) as raised:
+        _run(dataclasses.replace(sandbox, cgroups=vanishing), tmp_path, "touch ran")
+    assert raised.value.kind == FailureKind.SANDBOX_START
+    assert "could not put the sandbox in its cgroup" in raised.value.message
+    assert not (tmp_path / "work" / "ran").exists()
+
+
+@pytest.mark.parametrize(
+    ("status", "why"),
+    [
+        ("", "bwrap named no sandbox process in 0.5 s"),  # silent, as a hung bwrap would be
+        ('{ "not-a-pid": 1 }', "bwrap's status names no process"),
+    ],
+)
+def test_a_start_that_names_no_process_is_killed_and_said(
+    tmp_path: Path, status: str, why: str
+) -> None:
+    """HeldStart alone, around a stand-in for bwrap that writes `status` and hangs."""
+    held = HeldStart(None, [], start_timeout_sec=0.5)
+    status_fd, block_fd = held.child_fds
+    written = f"printf '%s\\n' '{status}' > /proc/self/fd/{status_fd}; " if status else ""
+    script = f"{written}exec sleep 60"  # dash's `>&N` takes one digit only
+    try:
+        outcome = asyncio.run(
+            run_command(
+                ["/bin/sh", "-c", script],
+                cwd=tmp_path,
+                env={"PATH": "/usr/bin:/bin"},
+                timeout_sec=30,
+                output_cap_bytes=1024,
+                pass_fds=(status_fd, block_fd),
+                on_start=held.release,
+            )
+        )
+        started = held.command_started()
+    finally:
+        held.close()
+    assert held.failure is not None and why in held.failure
+    assert outcome.returncode == -9  # killed at once, not at the 30 s deadline
+    assert not started
