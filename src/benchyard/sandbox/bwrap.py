@@ -220,7 +220,7 @@ class BubblewrapSandbox:
             args += ["--unshare-all", "--unshare-user", "--disable-userns"]
             args += ["--uid", str(SANDBOX_UID), "--gid", str(SANDBOX_UID)]
         else:
-            # Privileged bwrap, no user namespace: the inner shell drops to the sandbox user.
+            # Privileged bwrap, no user namespace: setpriv drops to the sandbox user (_drop_root).
             args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
             args += ["--unshare-cgroup-try", "--cap-drop", "ALL"]
             for capability in DROP_CAPS:
