@@ -29,6 +29,8 @@ from common import BENCHYARD, as_installed, interleaved, ratios, spread, trivial
 REPEAT = int(os.environ.get("BENCH_MEMORY_REPEAT", "3"))
 SIZES = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_SIZES", "1000,100000").split(","))
 EPOCHS = tuple(int(n) for n in os.environ.get("BENCH_MEMORY_EPOCHS", "100").split(",") if n)
+SCENARIOS_GOAL = 1.5  # issue 27: the largest run of distinct scenarios, over the smallest
+EPOCHS_GOAL = 1.2  # issue 16: the smallest run's scenarios over many epochs, over it
 FLOOR = [sys.executable, "-c", "import benchyard.cli.app"]
 LOAD = "from benchyard.benchmarks.loader import load_benchmark; import sys; load_benchmark(sys.argv[1])"
 
@@ -77,6 +79,14 @@ def _run(root: Path, scenarios: int, epochs: int) -> Callable[[], float]:
     return measure
 
 
+def _goals(base: int, largest: int) -> dict[str, float]:
+    """Peak RSS goals, as ratios to the smallest run's: issue 27's for distinct scenarios, issue
+    16's for epochs."""
+    goals = {f"{largest:,} scenarios": SCENARIOS_GOAL}
+    goals.update({f"{base:,} scenarios x {epochs} epochs": EPOCHS_GOAL for epochs in EPOCHS})
+    return goals
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         root = Path(scratch)
@@ -103,6 +113,13 @@ def main() -> None:
             f"{name:34} {spread(values):>26} {spread(ratios(values, baseline)):>26} "
             f"{spread(ratios(values, floor)):>26}"
         )
+    for name, goal in _goals(base, largest).items():
+        if name in peaks:
+            ratio = statistics.median(ratios(peaks[name], baseline))
+            verdict = "met" if ratio <= goal else "not met"
+            print(
+                f"goal: {name} within {goal:g}x the {base:,}-scenario run: x {ratio:.3g}, {verdict}"
+            )
     print(f"peak RSS added per attempt beyond the first {base:,} (medians):")
     for name, count in attempts.items():
         if count > base:
