@@ -165,11 +165,12 @@ class BubblewrapSandbox:
     ) -> ProcessOutcome:
         argv = without_shell(argv)
         limits, held_mb = limits_left(self.request.limits, workdir, io_dir)
-        cgroup = await self._new_cgroup(limits)
-        unlimited = cgroup is None
+        unlimited = self.cgroups is None  # else a cgroup of its own, or AttemptFailure
         rlimits = process_rlimits(limits, address_space=unlimited, process_count=unlimited)
-        held = HeldStart(cgroup, rlimits, start_timeout_sec=timeout_sec)
+        held = HeldStart(rlimits, start_timeout_sec=timeout_sec)
+        cgroup = None
         try:
+            held.cgroup = cgroup = await self._new_cgroup(limits)
             command = [*self._bwrap_args(workdir, io_dir, held), *self._drop_root(), *argv]
             outcome = await run_command(
                 command,

@@ -27,10 +27,8 @@ STATUS_LINE_CAP = 65536  # bwrap's first status line is about 300 bytes
 class HeldStart:
     """The two pipes between the harness and one bwrap sandbox, and what goes through them."""
 
-    def __init__(
-        self, cgroup: Cgroup | None, rlimits: list[tuple[int, int]], start_timeout_sec: float
-    ) -> None:
-        self.cgroup = cgroup
+    def __init__(self, rlimits: list[tuple[int, int]], start_timeout_sec: float) -> None:
+        self.cgroup: Cgroup | None = None  # the command's, when it has one
         self.rlimits = rlimits
         self.start_timeout_sec = start_timeout_sec  # for bwrap to name the sandbox's process
         self.failure: str | None = None  # why the harness could not place the sandbox

@@ -147,7 +147,7 @@ def test_a_start_that_names_no_process_is_killed_and_said(
     tmp_path: Path, status: str, why: str
 ) -> None:
     """HeldStart alone, around a stand-in for bwrap that writes `status` and hangs."""
-    held = HeldStart(None, [], start_timeout_sec=0.5)
+    held = HeldStart([], start_timeout_sec=0.5)
     status_fd, block_fd = held.child_fds
     written = f"printf '%s\\n' '{status}' > /proc/self/fd/{status_fd}; " if status else ""
     script = f"{written}exec sleep 60"  # dash's `>&N` takes one digit only
