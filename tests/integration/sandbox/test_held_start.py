@@ -93,7 +93,7 @@ def test_without_a_cgroup_the_memory_and_process_limits_are_rlimits(tmp_path: Pa
     "script",
     [
         "echo 'bwrap: Cannot mount tmpfs on /newroot/tmp: Operation not permitted' >&2; exit 1",
-        "kill -9 1; exit 1",  # the namespace's init: not the sandbox user's to kill
+        "kill -9 1; exit 1",  # the namespace's init: none of its own may kill it
         "exec 3>&-; exec 4>&-; exec 5>&-; exec 6>&-; exit 1",  # bwrap's pipes are not there
     ],
 )
