@@ -9,6 +9,7 @@ import dataclasses
 import os
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,20 +17,19 @@ from benchyard.runner.failures import AttemptFailure, FailureKind
 from benchyard.sandbox.bwrap import BubblewrapSandbox
 from benchyard.sandbox.cgroups import Cgroup, CgroupPool
 from benchyard.sandbox.held_start import HeldStart
+from benchyard.sandbox.identity import sandbox_user
 from benchyard.sandbox.limits import ResourceLimits, SandboxRequest
 from benchyard.sandbox.process import ProcessOutcome, run_command
 
-SANDBOX_UID = 65534
-
 
 def _dirs(tmp_path: Path) -> tuple[Path, Path]:
-    os.chmod(tmp_path, 0o755)
+    """A workdir and io dir of the sandbox user's, as the runner hands them over."""
+    user = sandbox_user()
     made = []
     for name in ("work", "io"):
         directory = tmp_path / name
         directory.mkdir()
-        if os.geteuid() == 0:
-            os.chown(directory, SANDBOX_UID, SANDBOX_UID)
+        os.chown(directory, user.uid, user.gid)
         made.append(directory)
     return made[0], made[1]
 
@@ -50,8 +50,8 @@ def _run(
     )
 
 
-def _limits(sandbox: BubblewrapSandbox, **limits: float) -> BubblewrapSandbox:
-    return sandbox.configured(SandboxRequest(limits=ResourceLimits(**limits)))  # type: ignore[arg-type]
+def _limits(sandbox: BubblewrapSandbox, **limits: Any) -> BubblewrapSandbox:
+    return sandbox.configured(SandboxRequest(limits=ResourceLimits(**limits)))
 
 
 def _limit_line(limits: str, name: str) -> list[str]:
