@@ -168,9 +168,8 @@ class BubblewrapSandbox:
         unlimited = self.cgroups is None  # else a cgroup of its own, or AttemptFailure
         rlimits = process_rlimits(limits, address_space=unlimited, process_count=unlimited)
         held = HeldStart(rlimits, start_timeout_sec=timeout_sec)
-        cgroup = None
         try:
-            held.cgroup = cgroup = await self._new_cgroup(limits)
+            held.cgroup = await self._new_cgroup(limits)
             command = [*self._bwrap_args(workdir, io_dir, held), *self._drop_root(), *argv]
             outcome = await run_command(
                 command,
@@ -185,9 +184,9 @@ class BubblewrapSandbox:
             started = held.failure is None and (outcome.timed_out or held.command_started())
         finally:
             held.close()
-            limit_hit = cgroup.limit_hit() if cgroup else None
-            if cgroup:
-                await cgroup.kill_and_remove_async()
+            limit_hit = held.cgroup.limit_hit() if held.cgroup else None
+            if held.cgroup:
+                await held.cgroup.kill_and_remove_async()
         if not started:
             tail = outcome.stderr.decode("utf-8", errors="replace").strip()[-STDERR_TAIL_CHARS:]
             raise AttemptFailure(
